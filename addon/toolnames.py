@@ -1,0 +1,197 @@
+"""
+Catch tool-name mistakes in LLM API traffic as it happens.
+
+Checks every LLM API request's tools, tool choice and history against the name
+rule of the provider that receives it; marks, comments and logs what is wrong;
+can fix a mismatched named choice or block a doomed request; saves flagged flows
+with credentials removed.
+
+Usage:
+
+    mitmdump -s addon/toolnames.py
+    mitmdump -s addon/toolnames.py --set toolnames_mode=fix
+    mitmdump -s addon/toolnames.py --set toolnames_mode=block --set toolnames_save=flagged.mitm
+    mitmdump -s addon/toolnames.py --set toolnames_rule='openrouter.ai=anthropic'
+    mitmdump -nr flagged.mitm -s addon/toolnames.py
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Optional
+
+from mitmproxy import ctx
+from mitmproxy import exceptions
+from mitmproxy import flowfilter
+from mitmproxy import http
+from mitmproxy.utils import human
+from toolnames_core import analysis
+from toolnames_core import annotate
+from toolnames_core import endpoints
+from toolnames_core import mitm_save
+
+logger = logging.getLogger(__name__)
+
+META_KEY = "toolnames"
+
+
+class ToolNames:
+    def __init__(self) -> None:
+        self.overrides: tuple[endpoints.RuleOverride, ...] = ()
+        self.filter: flowfilter.TFilter | None = None
+        self.max_body: int = 0
+        self.writer: mitm_save.FlaggedFlowWriter | None = None
+
+    def load(self, loader):
+        loader.add_option(
+            "toolnames_mode",
+            str,
+            "observe",
+            "What to do with a request whose tool names are wrong. observe: annotate and log, never change "
+            "a byte. fix: also rewrite a named tool choice that matches exactly one offered tool under a "
+            "known client rewrite (Mastra, OpenAI Agents SDK). block: answer a request with an error finding "
+            "with HTTP 400 in the provider's own error shape, so it never reaches the provider.",
+            choices=["observe", "fix", "block"],
+        )
+        loader.add_option(
+            "toolnames_save",
+            Optional[str],
+            None,
+            "Append every flagged flow, once complete, to this file in mitmproxy's flow format "
+            "(read it with mitmproxy -r or mitmdump -nr). The file is created readable by its owner only.",
+        )
+        loader.add_option(
+            "toolnames_redact",
+            bool,
+            True,
+            "Remove credentials (authorization, api-key, x-api-key, x-goog-api-key, cookies, key= and "
+            "similar query parameters) from flows saved by toolnames_save. The live flow is never touched.",
+        )
+        loader.add_option(
+            "toolnames_rule",
+            Sequence[str],
+            [],
+            "Check names of requests to some hosts against another provider's rule, as HOST_PATTERN=RULE "
+            "(a shell-style host pattern), e.g. openrouter.ai=anthropic for a gateway that forwards to "
+            "Anthropic, or *=portable for the strictest rule every provider accepts. The first match wins. "
+            "Rules: " + ", ".join(endpoints.RULES) + ".",
+        )
+        loader.add_option(
+            "toolnames_filter",
+            Optional[str],
+            None,
+            "Only inspect flows matching this mitmproxy filter expression (e.g. '~d api.openai.com'). "
+            "By default every LLM API request is inspected.",
+        )
+        loader.add_option(
+            "toolnames_max_body",
+            str,
+            "32m",
+            "Leave request bodies larger than this unread and forward them unchanged (the flow is "
+            "annotated as unread). Accepts sizes like 512k or 32m.",
+        )
+
+    def configure(self, updated):
+        if "toolnames_rule" in updated:
+            try:
+                self.overrides = tuple(endpoints.parse_rule_override(s) for s in ctx.options.toolnames_rule)
+            except ValueError as e:
+                raise exceptions.OptionsError(f"Cannot parse toolnames_rule: {e}") from e
+        if "toolnames_filter" in updated:
+            if ctx.options.toolnames_filter:
+                try:
+                    self.filter = flowfilter.parse(ctx.options.toolnames_filter)
+                except ValueError as e:
+                    raise exceptions.OptionsError(f"Cannot parse toolnames_filter: {e}") from e
+            else:
+                self.filter = None
+        if "toolnames_max_body" in updated:
+            try:
+                self.max_body = human.parse_size(ctx.options.toolnames_max_body) or 0
+            except ValueError as e:
+                raise exceptions.OptionsError(f"Cannot parse toolnames_max_body: {e}") from e
+        if "toolnames_save" in updated:
+            self.done()
+            if ctx.options.toolnames_save:
+                try:
+                    self.writer = mitm_save.FlaggedFlowWriter(ctx.options.toolnames_save)
+                except OSError as e:
+                    raise exceptions.OptionsError(f"Cannot open toolnames_save file: {e}") from e
+
+    def done(self):
+        if self.writer:
+            self.writer.close()
+            self.writer = None
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        api = endpoints.detect_api(flow.request.method, flow.request.path)
+        if api is None or api not in analysis.FORMATS:
+            return
+        if self.filter and not self.filter(flow):
+            return
+        if not flow.live and META_KEY in flow.metadata:
+            # A saved flow read back: show what the live run decided, fixes and blocks included.
+            self._show(flow)
+            return
+        rule = endpoints.choose_rule(api, flow.request.pretty_host, self.overrides)
+        mode = ctx.options.toolnames_mode
+        # Only traffic that is still on its way can be changed.
+        mutable = flow.live and flow.response is None and flow.error is None
+        content, problem = self._content(flow.request)
+        if problem:
+            result = analysis.RequestAnalysis(api, rule, findings=[analysis.unreadable(problem)])
+        else:
+            result = analysis.analyse_request(content, api, rule, fix=mode == "fix" and mutable)
+        action = "observed"
+        if result.new_body is not None:
+            flow.request.content = result.new_body
+            action = "fixed"
+        elif mode == "block" and mutable and result.errors:
+            status, headers, body = analysis.block_response(result)
+            flow.response = http.Response.make(status, body, headers)
+            action = "blocked"
+        if result.findings or result.fixes:
+            flow.metadata[META_KEY] = annotate.metadata(
+                api, rule, mode, action, result.findings, result.fixes, result.fix_skipped
+            )
+            self._show(flow)
+
+    def _content(self, message: http.Message) -> tuple[bytes, str | None]:
+        if message.raw_content is None:
+            return b"", "the body was streamed through the proxy, so it was never held to read"
+        if self.max_body and len(message.raw_content) > self.max_body:
+            return b"", f"the body is {len(message.raw_content)} bytes, over toolnames_max_body"
+        try:
+            return message.get_content(strict=True) or b"", None
+        except ValueError as e:
+            return b"", f"its content-encoding could not be decoded ({e})"
+
+    def _show(self, flow: http.HTTPFlow) -> None:
+        meta = flow.metadata[META_KEY]
+        outcome = annotate.outcome(meta)
+        if outcome is None:
+            return
+        if not flow.marked or flow.marked in annotate.MARKERS.values():
+            flow.marked = annotate.MARKERS[outcome]
+        text = annotate.comment(meta)
+        if not flow.comment or flow.comment.startswith(annotate.COMMENT_PREFIX):
+            flow.comment = text
+        logger.warning("%s %s%s: %s", flow.request.method, flow.request.pretty_host, flow.request.path, text)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._save(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._save(flow)
+
+    def _save(self, flow: http.HTTPFlow) -> None:
+        meta = flow.metadata.get(META_KEY)
+        if self.writer is None or meta is None or not annotate.is_flagged(meta) or meta.get("saved"):
+            return
+        saved = mitm_save.redacted_copy(flow) if ctx.options.toolnames_redact else flow
+        self.writer.add(saved)
+        meta["saved"] = True
+
+
+addons = [ToolNames()]

@@ -1,0 +1,109 @@
+"""From request bytes to findings, fixes and a block answer: the whole request side, pure."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from dataclasses import field
+
+from toolnames_core import checks
+from toolnames_core import fixes as fixes_
+from toolnames_core.formats import FORMATS
+from toolnames_core.formats import BlockResponse
+from toolnames_core.formats import type_name
+from toolnames_core.model import Finding
+from toolnames_core.model import Fix
+from toolnames_core.model import RequestView
+from toolnames_core.rules import RULES
+
+# A body that is a JSON object and holds none of these keys has nothing to check,
+# so it is never parsed: requests without tools cost a substring search.
+_TOOL_KEYS = re.compile(
+    rb'"(?:tools|tool_choice|functions|function_call|tool_calls|custom_tool_call|additional_tools'
+    rb'|toolConfig|tool_config|functionCall|function_call|toolUse|tool_use)"'
+)
+_OBJECT_START = re.compile(rb"\s*\{")
+
+
+@dataclass(slots=True)
+class RequestAnalysis:
+    api: str
+    rule: str
+    findings: list[Finding] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+    fix_skipped: list[dict] = field(default_factory=list)
+    view: RequestView | None = None
+    new_body: bytes | None = None
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+
+def unreadable(message: str) -> Finding:
+    return Finding("request-unreadable", "warning", "", f"toolnames could not read this request: {message}")
+
+
+def parse_object(content: bytes) -> tuple[dict | None, Finding | None]:
+    try:
+        body = json.loads(content)
+    except RecursionError:
+        return None, unreadable("the JSON is nested too deeply to read")
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError alike
+        return None, unreadable(f"the body is not JSON ({e})")
+    if not isinstance(body, dict):
+        return None, unreadable(f"the body is {type_name(body)}, not a JSON object")
+    return body, None
+
+
+def read_request(content: bytes, api: str) -> tuple[RequestView | None, Finding | None]:
+    if _OBJECT_START.match(content) and not _TOOL_KEYS.search(content):
+        return None, None
+    body, problem = parse_object(content)
+    if body is None:
+        return None, problem
+    return FORMATS[api].read_request(body), None
+
+
+def analyse_request(content: bytes, api: str, rule: str, *, fix: bool = False) -> RequestAnalysis:
+    result = RequestAnalysis(api, rule)
+    view, problem = read_request(content, api)
+    if problem:
+        result.findings.append(problem)
+    if view is None:
+        return result
+    result.view = view
+    result.findings = checks.check_request(view, RULES[rule])
+    if fix and any(f.code == "choice-not-in-tools" for f in result.findings):
+        plan = fixes_.plan_fixes(view)
+        result.fix_skipped = plan.skipped
+        if plan.fixes:
+            try:
+                text = content.decode("utf-8")
+            except UnicodeDecodeError:
+                result.fix_skipped += [
+                    {"path": f.path, "name": f.old, "reason": "the body is not UTF-8; left as sent"}
+                    for f in plan.fixes
+                ]
+            else:
+                result.fixes = plan.fixes
+                result.new_body = fixes_.apply_fixes(text, plan.fixes).encode("utf-8")
+    return result
+
+
+def block_message(findings: list[Finding], view: RequestView | None) -> str:
+    errors = [f for f in findings if f.severity == "error"]
+    first = errors[0]
+    message = f"toolnames: {first.message}"
+    if first.code != "choice-not-in-tools" and view is not None:
+        message += f"; {checks.offered_text(view)}"
+    if len(errors) > 1:
+        rest = ", ".join(f"{f.code} at {f.path}" for f in errors[1:6])
+        more = f" and {len(errors) - 6} more" if len(errors) > 6 else ""
+        message += f". {len(errors) - 1} more error(s): {rest}{more}"
+    return message + ". The request was blocked by toolnames and never reached the provider."
+
+
+def block_response(result: RequestAnalysis) -> BlockResponse:
+    return FORMATS[result.api].block_response(block_message(result.findings, result.view), result.errors[0])

@@ -1,0 +1,66 @@
+"""What a flagged flow shows: marker, one-line comment, metadata and log line, as plain data."""
+
+from __future__ import annotations
+
+from toolnames_core.model import SEVERITY_RANK
+from toolnames_core.model import Finding
+
+# Markers that tell the three outcomes apart at a glance in mitmweb's flow list.
+MARKERS = {"blocked": ":no_entry:", "fixed": ":hammer_and_wrench:", "flagged": ":warning:"}
+COMMENT_PREFIX = "toolnames"
+
+
+def worst(findings: list[dict]) -> str | None:
+    ranked = [f["severity"] for f in findings if f["severity"] in SEVERITY_RANK]
+    return max(ranked, key=SEVERITY_RANK.__getitem__, default=None)
+
+
+def is_flagged(meta: dict) -> bool:
+    return worst(meta.get("findings", [])) in ("warning", "error") or bool(meta.get("fixes"))
+
+
+def outcome(meta: dict) -> str | None:
+    if meta.get("action") in ("blocked", "fixed"):
+        return meta["action"]
+    return "flagged" if is_flagged(meta) else None
+
+
+def comment(meta: dict) -> str:
+    findings = meta.get("findings", [])
+    action = outcome(meta)
+    if action == "fixed":
+        fixed = "; ".join(f"{f['path']} '{f['from']}' → '{f['to']}' ({f['rewrite']})" for f in meta["fixes"])
+        text = f"{COMMENT_PREFIX} fixed {fixed}"
+        others = [f for f in findings if f["code"] != "choice-not-in-tools"]
+    else:
+        lead = sorted(findings, key=lambda f: -SEVERITY_RANK.get(f["severity"], 0))
+        head = lead[0] if lead else None
+        verb = "blocked" if action == "blocked" else head["severity"] if head else ""
+        text = f"{COMMENT_PREFIX} {verb}: {head['code']}: {head['message']}" if head else COMMENT_PREFIX
+        others = lead[1:]
+    if others:
+        text += f" (+{len(others)} more)"
+    return " ".join(text.split())  # one line, whatever the names held
+
+
+def metadata(
+    api: str,
+    rule: str,
+    mode: str,
+    action: str,
+    findings: list[Finding],
+    fixes: list | None = None,
+    fix_skipped: list | None = None,
+) -> dict:
+    meta: dict = {
+        "api": api,
+        "rule": rule,
+        "mode": mode,
+        "action": action,
+        "findings": [f.to_dict() for f in findings],
+    }
+    if fixes:
+        meta["fixes"] = [f.to_dict() for f in fixes]
+    if fix_skipped:
+        meta["fix_skipped"] = fix_skipped
+    return meta

@@ -1,0 +1,101 @@
+"""Turn a request view into findings, under the name rule of the provider that receives it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from toolnames_core.model import Finding
+from toolnames_core.model import RequestView
+from toolnames_core.rules import NameRule
+from toolnames_core.rules import describe_name
+from toolnames_core.rules import name_violations
+
+OFFERED_SHOWN = 12
+
+
+def offered_text(view: RequestView) -> str:
+    names = sorted(view.offered_names | view.offered_builtins)
+    if not names:
+        return "no tools are offered"
+    shown = ", ".join(f"'{n}'" for n in names[:OFFERED_SHOWN])
+    more = f" and {len(names) - OFFERED_SHOWN} more" if len(names) > OFFERED_SHOWN else ""
+    return f"offered: {shown}{more}"
+
+
+def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
+    findings = []
+    seen: dict[str, list[str]] = defaultdict(list)
+    for tool in view.tools:
+        if tool.kind == "builtin":
+            continue
+        seen[tool.name].append(tool.path)
+        for code, reason in name_violations(tool.name, rule):
+            findings.append(
+                Finding(code, "error", tool.path, f"{tool.path} {describe_name(tool.name)} {reason}", rule.id)
+            )
+    for name, paths in seen.items():
+        if len(paths) > 1:
+            # Only providers documented to reject duplicates make this an error (rules.py).
+            severity = "error" if rule.rejects_duplicates else "warning"
+            findings.append(
+                Finding(
+                    "name-duplicate",
+                    severity,
+                    paths[1],
+                    f"{describe_name(name)} is offered {len(paths)} times ({', '.join(paths)}); "
+                    f"rule {rule.id} {'rejects' if rule.rejects_duplicates else 'cannot tell them apart in'} duplicates",
+                    rule.id,
+                )
+            )
+    return findings
+
+
+def check_choices(view: RequestView) -> list[Finding]:
+    findings = []
+    for choice in view.choices:
+        if choice.mode == "none":
+            continue
+        if not view.tools:
+            findings.append(
+                Finding(
+                    "choice-without-tools",
+                    "error",
+                    choice.path,
+                    f"{choice.path} is {choice.mode!r} but the request offers no tools",
+                )
+            )
+            continue
+        for ref in choice.names:
+            offered = view.offered_builtins if ref.kind == "builtin" else view.offered_names
+            if ref.name not in offered:
+                findings.append(
+                    Finding(
+                        "choice-not-in-tools",
+                        "error",
+                        ref.path,
+                        f"{ref.path} {describe_name(ref.name)} names no offered tool; {offered_text(view)}",
+                    )
+                )
+    return findings
+
+
+def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
+    findings = []
+    for ref in view.history:
+        reasons = name_violations(ref.name, rule)
+        if reasons:
+            why = "; ".join(reason for _, reason in reasons)
+            findings.append(
+                Finding(
+                    "history-name-invalid",
+                    "error",
+                    ref.path,
+                    f"{ref.path} {describe_name(ref.name)} {why}; providers reject the whole request for it",
+                    rule.id,
+                )
+            )
+    return findings
+
+
+def check_request(view: RequestView, rule: NameRule) -> list[Finding]:
+    return [*view.problems, *check_tools(view, rule), *check_choices(view), *check_history(view, rule)]

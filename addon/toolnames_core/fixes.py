@@ -1,0 +1,49 @@
+"""Fix mode: point a mismatched named choice at the tool the client meant, never a guess."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+
+from toolnames_core import jsonsplice
+from toolnames_core.model import Fix
+from toolnames_core.model import RequestView
+from toolnames_core.rewrites import REWRITES
+from toolnames_core.rewrites import Rewrite
+
+
+@dataclass(slots=True)
+class FixPlan:
+    fixes: list[Fix] = field(default_factory=list)
+    # Mismatched names left alone, with the reason: shown to the user, who can fix the client.
+    skipped: list[dict] = field(default_factory=list)
+
+
+def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> FixPlan:
+    plan = FixPlan()
+    offered = view.offered_names
+    for choice in view.choices:
+        for ref in choice.names:
+            if ref.kind == "builtin" or ref.name in offered:
+                continue
+            matches: dict[str, list[str]] = {}
+            for rewrite in rewrites:
+                candidate = rewrite.apply(ref.name)
+                if candidate is not None and candidate in offered:
+                    matches.setdefault(candidate, []).append(rewrite.id)
+            if len(matches) == 1:
+                ((new, by),) = matches.items()
+                plan.fixes.append(Fix(ref.where, ref.name, new, "+".join(by)))
+            else:
+                reason = (
+                    "no known client rewrite maps it to an offered tool"
+                    if not matches
+                    else "known rewrites map it to several offered tools: "
+                    + ", ".join(f"'{n}' ({'+'.join(by)})" for n, by in sorted(matches.items()))
+                )
+                plan.skipped.append({"path": ref.path, "name": ref.name, "reason": reason})
+    return plan
+
+
+def apply_fixes(text: str, fixes: list[Fix]) -> str:
+    return jsonsplice.replace_values(text, {fix.where: fix.new for fix in fixes})

@@ -1,0 +1,193 @@
+"""OpenAI Chat Completions, and every host that speaks it (providers.md §2, §4, §8-§13)."""
+
+from __future__ import annotations
+
+import json
+
+from toolnames_core.formats import BlockResponse
+from toolnames_core.formats import WireFormat
+from toolnames_core.formats import malformed
+from toolnames_core.formats import register
+from toolnames_core.formats import type_name
+from toolnames_core.model import Choice
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
+from toolnames_core.model import format_path
+
+API = "openai-chat"
+_TOOL_KINDS = ("function", "custom")
+
+
+def _name_at(obj: object, where: tuple, view: RequestView, kind: str = "function") -> NameRef | None:
+    """The string at ``where[-1]`` of ``obj``, or a finding saying why there is none."""
+    key = where[-1]
+    if not isinstance(obj, dict):
+        view.problems.append(malformed(where[:-1], "an object", obj))
+        return None
+    name = obj.get(key)
+    if not isinstance(name, str):
+        view.problems.append(malformed(where, "a string", name))
+        return None
+    return NameRef(name, where, kind)
+
+
+def _read_tools(body: dict, view: RequestView) -> None:
+    if "tools" in body:
+        view.tools_given = True
+        tools = body["tools"]
+        if not isinstance(tools, list):
+            view.problems.append(malformed(("tools",), "an array", tools))
+        else:
+            for i, tool in enumerate(tools):
+                if not isinstance(tool, dict):
+                    view.problems.append(malformed(("tools", i), "an object", tool))
+                    continue
+                kind = tool.get("type")
+                if kind not in _TOOL_KINDS:
+                    view.problems.append(
+                        Finding(
+                            "tool-malformed",
+                            "error",
+                            f"tools[{i}].type",
+                            f"tools[{i}].type is {json.dumps(kind)}, expected \"function\" or \"custom\"",
+                        )
+                    )
+                    continue
+                ref = _name_at(tool.get(kind), ("tools", i, kind, "name"), view, kind)
+                if ref:
+                    view.tools.append(ref)
+    # Legacy `functions` (providers.md §2) offer tools too.
+    if "functions" in body:
+        view.tools_given = True
+        functions = body["functions"]
+        if not isinstance(functions, list):
+            view.problems.append(malformed(("functions",), "an array", functions))
+        else:
+            for i, fn in enumerate(functions):
+                ref = _name_at(fn, ("functions", i, "name"), view)
+                if ref:
+                    view.tools.append(ref)
+
+
+def _bad_choice(where: tuple, value: object, why: str) -> Finding:
+    shown = json.dumps(value)[:120]
+    return Finding("choice-malformed", "error", format_path(where), f"{format_path(where)} {shown}: {why}")
+
+
+def _read_named(obj: dict, where: tuple, kind: str, view: RequestView) -> NameRef | None:
+    inner = obj.get(kind)
+    if not isinstance(inner, dict) or not isinstance(inner.get("name"), str):
+        view.problems.append(
+            _bad_choice(where, obj, f'a "{kind}" choice needs {{"{kind}": {{"name": "<tool name>"}}}}')
+        )
+        return None
+    return NameRef(inner["name"], (*where, kind, "name"), kind)
+
+
+def _read_tool_choice(value: object, view: RequestView) -> None:
+    where = ("tool_choice",)
+    if isinstance(value, str):
+        if value in ("none", "auto", "required"):
+            view.choices.append(Choice(value, where))
+        else:
+            view.problems.append(_bad_choice(where, value, 'expected "none", "auto", "required" or an object'))
+        return
+    if not isinstance(value, dict):
+        view.problems.append(_bad_choice(where, value, f"is {type_name(value)}, expected a string or an object"))
+        return
+    kind = value.get("type")
+    if kind in _TOOL_KINDS:
+        if kind == "function" and "function" not in value and isinstance(value.get("name"), str):
+            why = 'this is the Responses API shape; Chat Completions wants {"type": "function", "function": {"name": ...}}'
+            view.problems.append(_bad_choice(where, value, why))
+            return
+        ref = _read_named(value, where, kind, view)
+        if ref:
+            view.choices.append(Choice("named", where, (ref,)))
+    elif kind == "allowed_tools":
+        _read_allowed(value, view)
+    elif kind == "tool" and "toolName" in value:
+        why = "the AI SDK's internal tool choice leaked through; the API does not accept it"
+        view.problems.append(_bad_choice(where, value, why))
+    else:
+        view.problems.append(_bad_choice(where, value, 'expected type "function", "custom" or "allowed_tools"'))
+
+
+def _read_allowed(value: dict, view: RequestView) -> None:
+    where = ("tool_choice", "allowed_tools")
+    allowed = value.get("allowed_tools")
+    tools = allowed.get("tools") if isinstance(allowed, dict) else None
+    if not isinstance(tools, list) or allowed.get("mode") not in ("auto", "required"):
+        why = 'expected {"mode": "auto" | "required", "tools": [...]}'
+        view.problems.append(_bad_choice(where, allowed, why))
+        return
+    names = []
+    for i, entry in enumerate(tools):
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if kind not in _TOOL_KINDS:
+            view.problems.append(_bad_choice((*where, "tools", i), entry, 'expected a "function" or "custom" entry'))
+            continue
+        ref = _read_named(entry, (*where, "tools", i), kind, view)
+        if ref:
+            names.append(ref)
+    view.choices.append(Choice("allowed", where, tuple(names)))
+
+
+def _read_function_call(value: object, view: RequestView) -> None:
+    where = ("function_call",)
+    if value in ("none", "auto"):
+        view.choices.append(Choice(value, where))
+    elif isinstance(value, dict) and isinstance(value.get("name"), str):
+        view.choices.append(Choice("named", where, (NameRef(value["name"], ("function_call", "name")),)))
+    else:
+        view.problems.append(_bad_choice(where, value, 'expected "none", "auto" or {"name": "<function name>"}'))
+
+
+def _read_history(messages: object, view: RequestView) -> None:
+    if not isinstance(messages, list):
+        return
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        calls = message.get("tool_calls")
+        if isinstance(calls, list):
+            for j, call in enumerate(calls):
+                kind = call.get("type", "function") if isinstance(call, dict) else "function"
+                kind = kind if kind in _TOOL_KINDS else "function"
+                inner = call.get(kind) if isinstance(call, dict) else None
+                ref = _name_at(inner, ("messages", i, "tool_calls", j, kind, "name"), view, kind)
+                if ref:
+                    view.history.append(ref)
+        elif calls is not None:
+            view.problems.append(malformed(("messages", i, "tool_calls"), "an array", calls))
+        legacy = message.get("function_call")
+        if legacy is not None:
+            ref = _name_at(legacy, ("messages", i, "function_call", "name"), view)
+            if ref:
+                view.history.append(ref)
+
+
+def read_request(body: dict) -> RequestView:
+    view = RequestView(API, streaming=body.get("stream") is True)
+    _read_tools(body, view)
+    if "tool_choice" in body:
+        _read_tool_choice(body["tool_choice"], view)
+    if "function_call" in body:
+        _read_function_call(body["function_call"], view)
+    _read_history(body.get("messages"), view)
+    return view
+
+
+def block_response(message: str, finding: Finding) -> BlockResponse:
+    # The shape OpenAI's SDKs turn into BadRequestError (providers.md §2).
+    error = {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": finding.path,
+        "code": finding.code,
+    }
+    return 400, {"content-type": "application/json"}, json.dumps({"error": error}).encode()
+
+
+FORMAT = register(WireFormat(API, "OpenAI Chat Completions", read_request, block_response))

@@ -1,0 +1,75 @@
+"""Saving flagged flows: a redacted copy, appended to a file only its owner can read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+from mitmproxy import http
+from mitmproxy import io
+
+REDACTED = "REDACTED-by-toolnames"
+
+# Where providers and gateways put credentials (providers.md; AWS SigV4 and session tokens too).
+SECRET_HEADERS = (
+    "authorization",
+    "proxy-authorization",
+    "api-key",
+    "x-api-key",
+    "x-goog-api-key",
+    "x-amz-security-token",
+    "cookie",
+    "set-cookie",
+)
+SECRET_QUERY = frozenset(
+    {
+        "key",
+        "api_key",
+        "api-key",
+        "apikey",
+        "access_token",
+        "token",
+        "sig",
+        "x-amz-security-token",
+        "x-amz-signature",
+        "x-amz-credential",
+    }
+)
+
+
+def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
+    """A copy of ``flow`` without credentials; the live flow is left as it is."""
+    copy = flow.copy()
+    copy.id = flow.id  # the saved flow is the same flow, as mitmproxy's own save keeps it
+    for message in (copy.request, copy.response):
+        if message is None:
+            continue
+        for name in SECRET_HEADERS:
+            values = message.headers.get_all(name)
+            if values:
+                message.headers.set_all(name, [REDACTED] * len(values))
+    query = copy.request.query
+    for name in list(query.keys()):
+        if name.lower() in SECRET_QUERY:
+            query.set_all(name, [REDACTED] * len(query.get_all(name)))
+    return copy
+
+
+class FlaggedFlowWriter:
+    """Appends flows to ``path`` and flushes each, so a killed proxy loses nothing it saved."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Created 0600: saved traffic holds prompts and tool arguments even after redaction.
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self.fo: BinaryIO = os.fdopen(fd, "ab")
+        self.writer = io.FlowWriter(self.fo)
+
+    def add(self, flow: http.HTTPFlow) -> None:
+        self.writer.add(flow)
+        self.fo.flush()
+
+    def close(self) -> None:
+        self.fo.close()

@@ -1,0 +1,105 @@
+"""Plain data shared by the adapters, the checks and the fixes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+JsonPath = tuple[str | int, ...]
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+def format_path(where: JsonPath) -> str:
+    """Render a key path the way providers print it: ``tools[3].function.name``."""
+    out = ""
+    for key in where:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        else:
+            out += f".{key}" if out else key
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class NameRef:
+    """A tool name found in a body, and where it sits."""
+
+    name: str
+    where: JsonPath
+    # "function" and "custom" tools share one namespace; built-in tools
+    # (web_search_preview, ...) are offered and chosen by their type.
+    kind: str = "function"
+
+    @property
+    def path(self) -> str:
+        return format_path(self.where)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A tool choice: what it forces or allows, by name."""
+
+    mode: str  # none | auto | required | named | allowed
+    where: JsonPath
+    names: tuple[NameRef, ...] = ()
+
+    @property
+    def path(self) -> str:
+        return format_path(self.where)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    path: str
+    message: str
+    rule: str | None = None
+
+    def to_dict(self) -> dict:
+        d = {"code": self.code, "severity": self.severity, "path": self.path, "message": self.message}
+        if self.rule:
+            d["rule"] = self.rule
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """One rewritten name: the client's value, what it became, and why."""
+
+    where: JsonPath
+    old: str
+    new: str
+    rewrite: str
+
+    @property
+    def path(self) -> str:
+        return format_path(self.where)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "from": self.old, "to": self.new, "rewrite": self.rewrite}
+
+
+@dataclass(slots=True)
+class RequestView:
+    """What a request offers, forces and remembers, whatever its wire format."""
+
+    api: str
+    tools: list[NameRef] = field(default_factory=list)
+    tools_given: bool = False
+    choices: list[Choice] = field(default_factory=list)
+    history: list[NameRef] = field(default_factory=list)
+    # Shapes the adapter could not read: reported, never guessed around.
+    problems: list[Finding] = field(default_factory=list)
+    streaming: bool = False
+
+    @property
+    def offered_names(self) -> set[str]:
+        return {t.name for t in self.tools if t.kind != "builtin"}
+
+    @property
+    def offered_builtins(self) -> set[str]:
+        return {t.name for t in self.tools if t.kind == "builtin"}
