@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
+from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import format_path
 
@@ -14,12 +16,30 @@ from toolnames_core.model import format_path
 BlockResponse = tuple[int, dict[str, str], bytes]
 
 
+class CallCollector(Protocol):
+    """Collects the tool calls of one streamed response, one decoded event at a time."""
+
+    def event(self, data: dict) -> None:
+        """Take one event: an SSE ``data:`` payload parsed as JSON, or for AWS event
+        streams ``{<:event-type header>: <payload parsed as JSON>}``."""
+
+    def calls(self) -> list[NameRef]:
+        """Every call seen so far; ``where`` locates the name inside its event."""
+
+
 @dataclass(frozen=True, slots=True)
 class WireFormat:
     api: str
     title: str
     read_request: Callable[[dict], RequestView]
+    # (message, first error finding) -> the answer a blocked request gets.
     block_response: Callable[[str, Finding], BlockResponse]
+    # A complete, non-streamed response body -> the tool calls it makes.
+    read_calls: Callable[[dict], list[NameRef]] | None = None
+    # A fresh collector for one streamed response.
+    stream_collector: Callable[[], CallCollector] | None = None
+    # How the stream is framed: "sse" (text/event-stream) or "aws-eventstream".
+    stream_framing: str = "sse"
 
 
 FORMATS: dict[str, WireFormat] = {}
