@@ -28,6 +28,7 @@ from mitmproxy import http
 from mitmproxy.utils import human
 from toolnames_core import analysis
 from toolnames_core import annotate
+from toolnames_core import calls
 from toolnames_core import endpoints
 from toolnames_core import mitm_save
 
@@ -124,11 +125,17 @@ class ToolNames:
             self.writer.close()
             self.writer = None
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    def _api(self, flow: http.HTTPFlow) -> str | None:
         api = endpoints.detect_api(flow.request.method, flow.request.path)
         if api is None or api not in analysis.FORMATS:
-            return
+            return None
         if self.filter and not self.filter(flow):
+            return None
+        return api
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        api = self._api(flow)
+        if api is None:
             return
         if not flow.live and META_KEY in flow.metadata:
             # A saved flow read back: show what the live run decided, fixes and blocks included.
@@ -179,11 +186,60 @@ class ToolNames:
             flow.comment = text
         logger.warning("%s %s%s: %s", flow.request.method, flow.request.pretty_host, flow.request.path, text)
 
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        # Streaming is decided here, before mitmproxy starts buffering the body: a
+        # streamed answer keeps streaming, and the tap reads copies of its chunks.
+        api = self._api(flow)
+        response = flow.response
+        if api is None or not flow.live or not response or callable(response.stream):
+            return
+        fmt = analysis.FORMATS[api]
+        if fmt.stream_collector and calls.is_stream(response.headers.get("content-type", "")):
+            response.stream = calls.StreamTap(fmt)
+
     def response(self, flow: http.HTTPFlow) -> None:
+        self._check_response(flow, complete=True)
         self._save(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        # A stream that broke off: check what was seen, and claim nothing about the rest.
+        if flow.response and isinstance(flow.response.stream, calls.StreamTap):
+            self._check_response(flow, complete=False)
         self._save(flow)
+
+    def _check_response(self, flow: http.HTTPFlow, complete: bool) -> None:
+        api = self._api(flow)
+        response = flow.response
+        meta = flow.metadata.get(META_KEY, {})
+        if api is None or response is None or meta.get("action") == "blocked":
+            return
+        if not flow.live and meta:
+            return  # read back: the request hook already showed what the live run found
+        if not 200 <= response.status_code < 300:
+            return
+        tap = response.stream if isinstance(response.stream, calls.StreamTap) else None
+        if tap is not None:
+            if tap.checked:
+                return
+            tap.checked = True
+            found, problem = tap.calls(), tap.problem()
+            complete = complete and tap.ended
+        elif response.raw_content is not None:
+            content_type = response.headers.get("content-type", "")
+            found, problem = analysis.read_response_calls(api, content_type, response.get_content(strict=False) or b"")
+        else:
+            return  # streamed by someone else and not stored: nothing to read
+        findings = analysis.analyse_response(flow.request.get_content(strict=False), api, found, complete)
+        if problem:
+            findings.append(problem)
+        if not findings:
+            return
+        if META_KEY in flow.metadata:
+            flow.metadata[META_KEY]["findings"] += [f.to_dict() for f in findings]
+        else:
+            rule = endpoints.choose_rule(api, flow.request.pretty_host, self.overrides)
+            flow.metadata[META_KEY] = annotate.metadata(api, rule, ctx.options.toolnames_mode, "observed", findings)
+        self._show(flow)
 
     def _save(self, flow: http.HTTPFlow) -> None:
         meta = flow.metadata.get(META_KEY)

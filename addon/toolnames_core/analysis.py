@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 
+from toolnames_core import calls as calls_
 from toolnames_core import checks
 from toolnames_core import fixes as fixes_
 from toolnames_core.formats import FORMATS
@@ -107,3 +108,22 @@ def block_message(findings: list[Finding], view: RequestView | None) -> str:
 
 def block_response(result: RequestAnalysis) -> BlockResponse:
     return FORMATS[result.api].block_response(block_message(result.findings, result.view), result.errors[0])
+
+
+def read_response_calls(api: str, content_type: str, content: bytes) -> tuple[list, Finding | None]:
+    """The tool calls in a complete response body, streamed or not."""
+    fmt = FORMATS[api]
+    if calls_.is_stream(content_type):
+        if fmt.stream_collector is None:
+            return [], None
+        tap = calls_.StreamTap(fmt).feed_all(content)
+        return tap.calls(), tap.problem()
+    if fmt.read_calls is None or not _OBJECT_START.match(content):
+        return [], None  # an error page or other non-JSON answer carries no calls
+    body, _ = parse_object(content)
+    return (fmt.read_calls(body) if body is not None else []), None
+
+
+def analyse_response(request_content: bytes | None, api: str, calls: list, complete: bool) -> list[Finding]:
+    view = read_request(request_content or b"", api)[0] if request_content else None
+    return calls_.check_calls(calls, view or RequestView(api), complete)

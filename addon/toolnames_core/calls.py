@@ -1,0 +1,143 @@
+"""The response side: what the model called, checked against what the request offered."""
+
+from __future__ import annotations
+
+import json
+
+from toolnames_core.checks import offered_text
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
+from toolnames_core.rules import describe_name
+from toolnames_core.streams import EventDecoder
+
+# OpenAI's internal dispatch wrapper, which models sometimes return as a call
+# (providers.md §1.3; vercel/ai PR #19098 saw it named plain "parallel").
+PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
+
+
+def unwrap_parallel(call: NameRef, arguments: object) -> list[NameRef]:
+    """The calls inside a parallel wrapper; ``arguments`` is its JSON text (or parsed value)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return []
+    uses = arguments.get("tool_uses") if isinstance(arguments, dict) else None
+    if not isinstance(uses, list):
+        return []
+    base = (*call.where[:-1], "arguments", "tool_uses")
+    inner = []
+    for i, use in enumerate(uses):
+        recipient = use.get("recipient_name") if isinstance(use, dict) else None
+        if isinstance(recipient, str):
+            name = recipient.removeprefix("functions.")
+            inner.append(NameRef(name, (*base, i, "recipient_name"), "function"))
+    return inner
+
+
+def is_parallel_wrapper(call: NameRef, view: RequestView) -> bool:
+    return call.name in PARALLEL_WRAPPERS and call.name not in view.offered_names
+
+
+def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) -> list[Finding]:
+    """``complete`` is False for a stream that broke off: absent calls then prove nothing."""
+    findings = []
+    offered, builtins = view.offered_names, view.offered_builtins
+    for call in calls:
+        known = builtins if call.kind == "builtin" else offered
+        if call.name in known:
+            continue
+        if is_parallel_wrapper(call, view):
+            why = "is OpenAI's internal parallel-call wrapper, not an offered tool; "
+        else:
+            why = "was never offered; "
+        findings.append(
+            Finding(
+                "response-unknown-tool",
+                "error",
+                call.path,
+                f"the model called {describe_name(call.name)}, which {why}{offered_text(view)}. "
+                "Kept in the history, this name can make every later request fail",
+            )
+        )
+    findings += _check_choice(calls, view, complete)
+    return findings
+
+
+def _check_choice(calls: list[NameRef], view: RequestView, complete: bool) -> list[Finding]:
+    real = [c for c in calls if not is_parallel_wrapper(c, view)]
+    for choice in view.choices:
+        if choice.mode == "named" and choice.names:
+            forced = choice.names[0].name
+            others = sorted({c.name for c in real if c.name != forced})
+            if others:
+                return [_ignored(choice.path, f"forced '{forced}', but the model called {_names(others)}")]
+            if complete and not real:
+                return [_ignored(choice.path, f"forced '{forced}', but the model called no tool")]
+        elif choice.mode == "allowed" and choice.names:
+            allowed = {ref.name for ref in choice.names}
+            outside = sorted({c.name for c in real if c.name not in allowed})
+            if outside:
+                return [_ignored(choice.path, f"allows only {_names(sorted(allowed))}, but the model called {_names(outside)}")]
+        elif choice.mode == "required" and complete and not real:
+            return [_ignored(choice.path, "required a tool call, but the model called no tool")]
+    return []
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def _ignored(path: str, message: str) -> Finding:
+    return Finding("response-ignored-choice", "warning", path, f"{path} {message}")
+
+
+def is_stream(content_type: str) -> bool:
+    content_type = content_type.lower()
+    return content_type.startswith("text/event-stream") or content_type.startswith(
+        "application/vnd.amazon.eventstream"
+    )
+
+
+class StreamTap:
+    """Watches a streamed response go by: every chunk is returned at once, unchanged.
+
+    mitmproxy calls it with each chunk and with b"" at the end of the message.
+    """
+
+    def __init__(self, fmt) -> None:
+        self.decoder = EventDecoder(fmt.stream_framing)
+        self.collector = fmt.stream_collector()
+        self.ended = False
+        self.checked = False
+        self.failure: str | None = None
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if self.failure is None:
+            try:
+                events = self.decoder.feed(chunk) if chunk else self.decoder.close()
+                for event in events:
+                    self.collector.event(event)
+            except Exception as e:  # noqa: BLE001
+                # A bug in a collector must never cost the client its stream: stop
+                # reading, keep forwarding, and say so on the flow.
+                self.failure = f"{type(e).__name__}: {e}"
+        if not chunk:
+            self.ended = True
+        return chunk
+
+    def feed_all(self, content: bytes) -> StreamTap:
+        self(content)
+        self(b"")
+        return self
+
+    def calls(self) -> list[NameRef]:
+        return self.collector.calls()
+
+    def problem(self) -> Finding | None:
+        if self.failure:
+            return Finding("response-unreadable", "warning", "", f"toolnames stopped reading the stream: {self.failure}")
+        if self.decoder.broken:
+            return Finding("response-unreadable", "warning", "", "toolnames stopped reading the stream: an event was malformed or too large")
+        return None

@@ -1,0 +1,164 @@
+"""Incremental framers for streamed responses: bytes in, whatever their split, events out.
+
+Both keep at most one unfinished event in memory and give up (``broken``) rather
+than buffer without bound, so a stream of any length or shape is read in
+bounded memory and never delays a byte: they only ever look at copies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from collections.abc import Iterator
+
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class SseFramer:
+    """Server-sent events (text/event-stream), per the WHATWG parsing rules."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of buffer known to hold no line end, so long lines cost O(n)
+        self.data: list[bytes] = []
+        self.broken = False
+
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
+        """The ``data`` of each event completed by ``chunk``."""
+        if self.broken:
+            return
+        self.buffer += chunk
+        pos = 0
+        for m in _LINE_END.finditer(self.buffer, self.scanned):
+            # A CR at the very end may be the first half of a CRLF: wait for the next byte.
+            if m.group() == b"\r" and m.end() == len(self.buffer):
+                break
+            yield from self._line(bytes(self.buffer[pos : m.start()]))
+            pos = m.end()
+        del self.buffer[:pos]
+        self.scanned = max(0, len(self.buffer) - 1)
+        if len(self.buffer) > MAX_EVENT_BYTES or sum(map(len, self.data)) > MAX_EVENT_BYTES:
+            self.broken = True
+            self.buffer, self.data = bytearray(), []
+
+    def close(self) -> Iterator[bytes]:
+        """Events a stream ends without the final blank line still count, as browsers do not."""
+        if self.broken:
+            return
+        if self.buffer:
+            yield from self._line(bytes(self.buffer).rstrip(b"\r"))
+            self.buffer = bytearray()
+        yield from self._line(b"")
+
+    def _line(self, line: bytes) -> Iterator[bytes]:
+        if not line:
+            if self.data:
+                yield b"\n".join(self.data)
+                self.data = []
+        elif line.startswith(b"data"):
+            field, _, value = line.partition(b":")
+            if field == b"data":
+                self.data.append(value[1:] if value.startswith(b" ") else value)
+
+
+_PRELUDE = struct.Struct(">III")
+_FIXED_HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
+
+
+def _headers(raw: bytes) -> dict[str, object]:
+    headers: dict[str, object] = {}
+    pos = 0
+    while pos < len(raw):
+        name_len = raw[pos]
+        name = raw[pos + 1 : pos + 1 + name_len].decode("utf-8", "replace")
+        pos += 1 + name_len
+        kind = raw[pos]
+        pos += 1
+        if kind in (0, 1):
+            headers[name] = kind == 0
+        elif kind in (6, 7):
+            (size,) = struct.unpack_from(">H", raw, pos)
+            value = raw[pos + 2 : pos + 2 + size]
+            headers[name] = value.decode("utf-8", "replace") if kind == 7 else value
+            pos += 2 + size
+        elif kind in _FIXED_HEADER_SIZES:
+            pos += _FIXED_HEADER_SIZES[kind]
+        else:
+            raise ValueError(f"unknown header type {kind}")
+    return headers
+
+
+class AwsEventStreamFramer:
+    """The AWS event stream (application/vnd.amazon.eventstream) of Bedrock's converse-stream."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.broken = False
+
+    def feed(self, chunk: bytes) -> Iterator[tuple[dict[str, object], bytes]]:
+        """(headers, payload) of each message completed by ``chunk``."""
+        if self.broken:
+            return
+        self.buffer += chunk
+        while len(self.buffer) >= _PRELUDE.size:
+            total, headers_len, _ = _PRELUDE.unpack_from(self.buffer)
+            if total > MAX_EVENT_BYTES or headers_len > total - 16:
+                self.broken = True
+                self.buffer = bytearray()
+                return
+            if len(self.buffer) < total:
+                return
+            message = bytes(self.buffer[:total])
+            del self.buffer[:total]
+            try:
+                headers = _headers(message[12 : 12 + headers_len])
+            except (ValueError, IndexError, struct.error):
+                self.broken = True
+                self.buffer = bytearray()
+                return
+            yield headers, message[12 + headers_len : total - 4]
+
+    def close(self) -> Iterator[tuple[dict[str, object], bytes]]:
+        return iter(())
+
+
+def json_or_none(data: bytes) -> dict | None:
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class EventDecoder:
+    """Frames a stream and decodes each event to the dict a CallCollector takes."""
+
+    def __init__(self, framing: str) -> None:
+        self.framing = framing
+        self.framer = AwsEventStreamFramer() if framing == "aws-eventstream" else SseFramer()
+
+    @property
+    def broken(self) -> bool:
+        return self.framer.broken
+
+    def feed(self, chunk: bytes) -> Iterator[dict]:
+        return self._decode(self.framer.feed(chunk))
+
+    def close(self) -> Iterator[dict]:
+        return self._decode(self.framer.close())
+
+    def _decode(self, frames) -> Iterator[dict]:
+        for frame in frames:
+            if self.framing == "aws-eventstream":
+                headers, payload = frame
+                if headers.get(":message-type") != "event":
+                    continue
+                body = json_or_none(payload)
+                if body is not None:
+                    yield {str(headers.get(":event-type")): body}
+            else:
+                body = json_or_none(frame)
+                if body is not None:
+                    yield body
