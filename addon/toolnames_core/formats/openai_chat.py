@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from toolnames_core.calls import PARALLEL_WRAPPERS
+from toolnames_core.calls import unwrap_parallel
 from toolnames_core.formats import BlockResponse
 from toolnames_core.formats import WireFormat
 from toolnames_core.formats import malformed
@@ -190,4 +192,95 @@ def block_response(message: str, finding: Finding) -> BlockResponse:
     return 400, {"content-type": "application/json"}, json.dumps({"error": error}).encode()
 
 
-FORMAT = register(WireFormat(API, "OpenAI Chat Completions", read_request, block_response))
+def _call_refs(calls: object, base: tuple) -> list[tuple[NameRef, object]]:
+    """(name, arguments) of each tool call in a message or delta's ``tool_calls``."""
+    out: list[tuple[NameRef, object]] = []
+    if not isinstance(calls, list):
+        return out
+    for j, call in enumerate(calls):
+        if not isinstance(call, dict):
+            continue
+        kind = "custom" if call.get("type") == "custom" else "function"
+        inner = call.get(kind)
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+            args = inner.get("arguments", inner.get("input"))
+            out.append((NameRef(inner["name"], (*base, j, kind, "name"), kind), args))
+    return out
+
+
+def _with_unwrapped(found: list[tuple[NameRef, object]]) -> list[NameRef]:
+    out = []
+    for ref, args in found:
+        out.append(ref)
+        if ref.name in PARALLEL_WRAPPERS:
+            out += unwrap_parallel(ref, args)
+    return out
+
+
+def read_calls(body: dict) -> list[NameRef]:
+    found = []
+    choices = body.get("choices")
+    for i, choice in enumerate(choices if isinstance(choices, list) else []):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        found += _call_refs(message.get("tool_calls"), ("choices", i, "message", "tool_calls"))
+        legacy = message.get("function_call")
+        if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
+            ref = NameRef(legacy["name"], ("choices", i, "message", "function_call", "name"))
+            found.append((ref, legacy.get("arguments")))
+    return _with_unwrapped(found)
+
+
+class ChatCallCollector:
+    """Chat completion chunks: a call's name comes once, in the first delta for its index;
+    later deltas carry only argument fragments (providers.md §2)."""
+
+    MAX_ARGUMENTS = 1024 * 1024
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.found: dict[tuple, tuple[NameRef, list[str]]] = {}
+
+    def event(self, data: dict) -> None:
+        index = self.count
+        self.count += 1
+        choices = data.get("choices")
+        for i, choice in enumerate(choices if isinstance(choices, list) else []):
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            calls = delta.get("tool_calls")
+            for j, call in enumerate(calls if isinstance(calls, list) else []):
+                if isinstance(call, dict):
+                    self._delta(data, choice.get("index", i), call, ("events", index, "choices", i, "delta", "tool_calls", j), j)
+
+    def _delta(self, data: dict, choice_index: object, call: dict, where: tuple, position: int) -> None:
+        key = (repr(choice_index), repr(call.get("index", position)))
+        kind = "custom" if call.get("type") == "custom" else "function"
+        inner = call.get(kind)
+        if not isinstance(inner, dict):
+            return
+        if key not in self.found and isinstance(inner.get("name"), str):
+            self.found[key] = (NameRef(inner["name"], (*where, kind, "name"), kind), [])
+        fragment = inner.get("arguments")
+        if key in self.found and isinstance(fragment, str):
+            ref, parts = self.found[key]
+            # Only a parallel wrapper's arguments are ever read; keep nothing else.
+            if ref.name in PARALLEL_WRAPPERS and sum(map(len, parts)) < self.MAX_ARGUMENTS:
+                parts.append(fragment)
+
+    def calls(self) -> list[NameRef]:
+        return _with_unwrapped([(ref, "".join(parts)) for ref, parts in self.found.values()])
+
+
+FORMAT = register(
+    WireFormat(
+        API,
+        "OpenAI Chat Completions",
+        read_request,
+        block_response,
+        read_calls=read_calls,
+        stream_collector=ChatCallCollector,
+    )
+)
