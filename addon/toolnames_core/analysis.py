@@ -9,6 +9,7 @@ from dataclasses import field
 
 from toolnames_core import calls as calls_
 from toolnames_core import checks
+from toolnames_core import endpoints
 from toolnames_core import fixes as fixes_
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
@@ -127,3 +128,41 @@ def read_response_calls(api: str, content_type: str, content: bytes) -> tuple[li
 def analyse_response(request_content: bytes | None, api: str, calls: list, complete: bool) -> list[Finding]:
     view = read_request(request_content or b"", api)[0] if request_content else None
     return calls_.check_calls(calls, view or RequestView(api), complete)
+
+
+@dataclass(slots=True)
+class ExchangeReport:
+    api: str
+    rule: str
+    findings: list[Finding]
+
+
+def inspect_exchange(
+    method: str,
+    host: str,
+    path: str,
+    request_content: bytes | None,
+    response_status: int | None = None,
+    response_content_type: str = "",
+    response_content: bytes | None = None,
+    overrides: tuple = (),
+) -> ExchangeReport | None:
+    """Everything the live addon checks, for one recorded request and its response.
+
+    Used by the scanner over flow files, HAR files and cassettes; None when the
+    request is not an LLM API call toolnames knows.
+    """
+    api = endpoints.detect_api(method, path)
+    if api is None or api not in FORMATS:
+        return None
+    rule = endpoints.choose_rule(api, host, overrides)
+    if request_content is None:
+        findings = [unreadable("the recording holds no request body")]
+    else:
+        findings = analyse_request(request_content, api, rule).findings
+    if response_content is not None and response_status is not None and 200 <= response_status < 300:
+        calls, problem = read_response_calls(api, response_content_type, response_content)
+        findings += analyse_response(request_content, api, calls, complete=True)
+        if problem:
+            findings.append(problem)
+    return ExchangeReport(api, rule, findings)
