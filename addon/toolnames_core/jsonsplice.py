@@ -13,7 +13,8 @@ from json.decoder import scanstring
 from toolnames_core.model import JsonPath
 
 _WS = re.compile(r"[ \t\n\r]*")
-_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+# json.loads also takes NaN, Infinity and -Infinity, so the splice must read past them too.
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity")
 
 
 def _ws(text: str, pos: int) -> int:
@@ -76,7 +77,8 @@ def _child_span(text: str, pos: int, key: str | int) -> tuple[int, int]:
 
 
 def value_span(text: str, where: JsonPath) -> tuple[int, int]:
-    start = _ws(text, 0)
+    # json.loads(bytes) reads a UTF-8 byte order mark as utf-8-sig: keep it, and start after it.
+    start = _ws(text, 1 if text.startswith("\ufeff") else 0)
     span = (start, _skip_value(text, start))
     for key in where:
         span = _child_span(text, span[0], key)
