@@ -65,7 +65,12 @@ def read_request(content: bytes, api: str) -> tuple[RequestView | None, Finding 
     body, problem = parse_object(content)
     if body is None:
         return None, problem
-    return FORMATS[api].read_request(body), None
+    try:
+        return FORMATS[api].read_request(body), None
+    except RecursionError:
+        # json.loads took it, but on Python 3.11 json.dumps of a nested value (for a
+        # message), called a few frames deeper, can still hit the recursion limit.
+        return None, unreadable("the JSON is nested too deeply to read")
 
 
 def analyse_request(content: bytes, api: str, rule: str, *, fix: bool = False) -> RequestAnalysis:
