@@ -15,11 +15,36 @@ def worst(findings: list[dict]) -> str | None:
     return max(ranked, key=SEVERITY_RANK.__getitem__, default=None)
 
 
+_FINDING_KEYS = ("code", "severity", "path", "message")
+_FIX_KEYS = ("path", "from", "to", "rewrite")
+
+
+def _records(items: object, keys: tuple[str, ...]) -> bool:
+    return isinstance(items, list) and all(
+        isinstance(item, dict) and all(isinstance(item.get(k), str) for k in keys) for item in items
+    )
+
+
+def well_formed(meta: object) -> bool:
+    """Metadata read back from a file may come from another toolnames version or a hand edit."""
+    return (
+        isinstance(meta, dict)
+        and _records(meta.get("findings", []), _FINDING_KEYS)
+        and _records(meta.get("fixes", []), _FIX_KEYS)
+        and (meta.get("action") != "fixed" or bool(meta.get("fixes")))
+    )
+
+
 def is_flagged(meta: dict) -> bool:
+    if not well_formed(meta):
+        return False
     return worst(meta.get("findings", [])) in ("warning", "error") or bool(meta.get("fixes"))
 
 
 def outcome(meta: dict) -> str | None:
+    """What the flow shows; None for nothing, or for metadata this version cannot read."""
+    if not well_formed(meta):
+        return None
     if meta.get("action") in ("blocked", "fixed"):
         return meta["action"]
     return "flagged" if is_flagged(meta) else None
