@@ -88,4 +88,19 @@ def metadata(
         meta["fixes"] = [f.to_dict() for f in fixes]
     if fix_skipped:
         meta["fix_skipped"] = fix_skipped
-    return meta
+    return storable(meta)
+
+
+def storable(value):
+    """``value`` with every string encodable as UTF-8.
+
+    JSON lets a name hold a lone surrogate ("\\ud800"); mitmproxy writes metadata and
+    comments as UTF-8, so one raw surrogate would make the flow impossible to save.
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {k: storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
