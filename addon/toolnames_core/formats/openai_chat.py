@@ -155,9 +155,12 @@ def _read_history(messages: object, view: RequestView) -> None:
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             for j, call in enumerate(calls):
-                kind = call.get("type", "function") if isinstance(call, dict) else "function"
+                if not isinstance(call, dict):
+                    view.problems.append(malformed(("messages", i, "tool_calls", j), "an object", call))
+                    continue
+                kind = call.get("type", "function")
                 kind = kind if kind in _TOOL_KINDS else "function"
-                inner = call.get(kind) if isinstance(call, dict) else None
+                inner = call.get(kind)
                 ref = _name_at(inner, ("messages", i, "tool_calls", j, kind, "name"), view, kind)
                 if ref:
                     view.history.append(ref)
