@@ -26,6 +26,7 @@ from mitmproxy import exceptions
 from mitmproxy import flowfilter
 from mitmproxy import http
 from mitmproxy.utils import human
+
 from toolnames_core import analysis
 from toolnames_core import annotate
 from toolnames_core import calls
@@ -96,7 +97,9 @@ class ToolNames:
     def configure(self, updated):
         if "toolnames_rule" in updated:
             try:
-                self.overrides = tuple(endpoints.parse_rule_override(s) for s in ctx.options.toolnames_rule)
+                self.overrides = tuple(
+                    endpoints.parse_rule_override(s) for s in ctx.options.toolnames_rule
+                )
             except ValueError as e:
                 raise exceptions.OptionsError(f"Cannot parse toolnames_rule: {e}") from e
         if "toolnames_filter" in updated:
@@ -184,7 +187,9 @@ class ToolNames:
         text = annotate.comment(meta)
         if not flow.comment or flow.comment.startswith(annotate.COMMENT_PREFIX):
             flow.comment = text
-        logger.warning("%s %s%s: %s", flow.request.method, flow.request.pretty_host, flow.request.path, text)
+        logger.warning(
+            "%s %s%s: %s", flow.request.method, flow.request.pretty_host, flow.request.path, text
+        )
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         # Streaming is decided here, before mitmproxy starts buffering the body: a
@@ -226,10 +231,14 @@ class ToolNames:
             complete = complete and tap.ended
         elif response.raw_content is not None:
             content_type = response.headers.get("content-type", "")
-            found, problem = analysis.read_response_calls(api, content_type, response.get_content(strict=False) or b"")
+            found, problem = analysis.read_response_calls(
+                api, content_type, response.get_content(strict=False) or b""
+            )
         else:
             return  # streamed by someone else and not stored: nothing to read
-        findings = analysis.analyse_response(flow.request.get_content(strict=False), api, found, complete)
+        findings = analysis.analyse_response(
+            flow.request.get_content(strict=False), api, found, complete
+        )
         if problem:
             findings.append(problem)
         if not findings:
@@ -238,12 +247,19 @@ class ToolNames:
             flow.metadata[META_KEY]["findings"] += [f.to_dict() for f in findings]
         else:
             rule = endpoints.choose_rule(api, flow.request.pretty_host, self.overrides)
-            flow.metadata[META_KEY] = annotate.metadata(api, rule, ctx.options.toolnames_mode, "observed", findings)
+            flow.metadata[META_KEY] = annotate.metadata(
+                api, rule, ctx.options.toolnames_mode, "observed", findings
+            )
         self._show(flow)
 
     def _save(self, flow: http.HTTPFlow) -> None:
         meta = flow.metadata.get(META_KEY)
-        if self.writer is None or meta is None or not annotate.is_flagged(meta) or meta.get("saved"):
+        if (
+            self.writer is None
+            or meta is None
+            or not annotate.is_flagged(meta)
+            or meta.get("saved")
+        ):
             return
         saved = mitm_save.redacted_copy(flow) if ctx.options.toolnames_redact else flow
         self.writer.add(saved)

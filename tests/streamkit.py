@@ -19,7 +19,9 @@ def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
 
 def _header(name: str, value: str) -> bytes:
     raw_name, raw_value = name.encode(), value.encode()
-    return bytes([len(raw_name)]) + raw_name + b"\x07" + struct.pack(">H", len(raw_value)) + raw_value
+    return (
+        bytes([len(raw_name)]) + raw_name + b"\x07" + struct.pack(">H", len(raw_value)) + raw_value
+    )
 
 
 def aws_event(event_type: str, payload: dict, message_type: str = "event") -> bytes:

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from streamkit import every_split
 from streamkit import sse
 from toolnames_core import analysis
@@ -13,7 +14,9 @@ from toolnames_core.formats import FORMATS
 def chat_request(tool_choice=None, tools=("get_weather",)):
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "stream": True}
     if tools:
-        body["tools"] = [{"type": "function", "function": {"name": n, "parameters": {}}} for n in tools]
+        body["tools"] = [
+            {"type": "function", "function": {"name": n, "parameters": {}}} for n in tools
+        ]
     if tool_choice is not None:
         body["tool_choice"] = tool_choice
     return json.dumps(body).encode()
@@ -22,40 +25,94 @@ def chat_request(tool_choice=None, tools=("get_weather",)):
 def chat_call_chunks(name, arguments='{"city":"Paris"}', index=0):
     # Shaped as in vercel/ai's openai-chat-language-model.test.ts (providers.md §2):
     # the name comes once, arguments follow in fragments.
-    first = {"index": index, "id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": ""}}
-    chunks = [{"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": [first]}, "finish_reason": None}]}]
+    first = {
+        "index": index,
+        "id": f"call_{index}",
+        "type": "function",
+        "function": {"name": name, "arguments": ""},
+    }
+    chunks = [
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": None, "tool_calls": [first]},
+                    "finish_reason": None,
+                }
+            ],
+        }
+    ]
     for i in range(0, len(arguments), 7):
         fragment = {"index": index, "function": {"arguments": arguments[i : i + 7]}}
-        chunks.append({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [fragment]}, "finish_reason": None}]})
+        chunks.append(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion.chunk",
+                "choices": [
+                    {"index": 0, "delta": {"tool_calls": [fragment]}, "finish_reason": None}
+                ],
+            }
+        )
     return chunks
 
 
 def finish(reason="tool_calls"):
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": reason}],
+    }
 
 
 PARALLEL_ARGS = json.dumps(
-    {"tool_uses": [{"recipient_name": "functions.get_weather", "parameters": {}}, {"recipient_name": "functions.get_time", "parameters": {}}]}
+    {
+        "tool_uses": [
+            {"recipient_name": "functions.get_weather", "parameters": {}},
+            {"recipient_name": "functions.get_time", "parameters": {}},
+        ]
+    }
 )
 
 CHAT_STREAMS = [
-    pytest.param(chat_request(), [*chat_call_chunks("get_weather"), finish()], [], id="offered-call"),
-    pytest.param(chat_request(), [*chat_call_chunks("search.web"), finish()], [("response-unknown-tool", "search.web")], id="unknown-call"),
+    pytest.param(
+        chat_request(), [*chat_call_chunks("get_weather"), finish()], [], id="offered-call"
+    ),
+    pytest.param(
+        chat_request(),
+        [*chat_call_chunks("search.web"), finish()],
+        [("response-unknown-tool", "search.web")],
+        id="unknown-call",
+    ),
     pytest.param(
         chat_request(),
         [*chat_call_chunks("multi_tool_use.parallel", PARALLEL_ARGS), finish()],
-        [("response-unknown-tool", "multi_tool_use.parallel"), ("response-unknown-tool", "get_time")],
+        [
+            ("response-unknown-tool", "multi_tool_use.parallel"),
+            ("response-unknown-tool", "get_time"),
+        ],
         id="parallel-wrapper-unwrapped",
     ),
     pytest.param(
-        chat_request({"type": "function", "function": {"name": "get_weather"}}, tools=("get_weather", "get_time")),
+        chat_request(
+            {"type": "function", "function": {"name": "get_weather"}},
+            tools=("get_weather", "get_time"),
+        ),
         [*chat_call_chunks("get_time"), finish()],
         [("response-ignored-choice", "get_time")],
         id="forced-choice-ignored",
     ),
     pytest.param(
         chat_request("required"),
-        [{"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "hi"}}]}, finish("stop")],
+        [
+            {
+                "id": "x",
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"content": "hi"}}],
+            },
+            finish("stop"),
+        ],
         [("response-ignored-choice", "no tool")],
         id="required-but-no-call",
     ),
@@ -70,7 +127,9 @@ def findings_for(request: bytes, chunks: list[bytes], api="openai-chat", complet
 
 
 @pytest.mark.parametrize("request_body,events,expected", CHAT_STREAMS)
-def test_chat_stream_findings_do_not_depend_on_how_the_stream_is_split(request_body, events, expected):
+def test_chat_stream_findings_do_not_depend_on_how_the_stream_is_split(
+    request_body, events, expected
+):
     raw = sse(events)
     for chunks in every_split(raw):
         forwarded, found = findings_for(request_body, chunks)
@@ -82,7 +141,16 @@ def test_chat_stream_findings_do_not_depend_on_how_the_stream_is_split(request_b
 
 def test_chat_stream_cut_off_before_any_call_claims_nothing_about_the_forced_choice():
     request = chat_request({"type": "function", "function": {"name": "get_weather"}})
-    raw = sse([{"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}], done=False)
+    raw = sse(
+        [
+            {
+                "id": "x",
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"role": "assistant"}}],
+            }
+        ],
+        done=False,
+    )
     tap = StreamTap(FORMATS["openai-chat"])
     tap(raw)  # the connection drops: mitmproxy never sends the final b""
     assert analysis.analyse_response(request, "openai-chat", tap.calls(), complete=tap.ended) == []
@@ -91,13 +159,26 @@ def test_chat_stream_cut_off_before_any_call_claims_nothing_about_the_forced_cho
 def test_chat_non_streamed_response_calls_are_read_with_their_paths():
     body = {
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
-                {"id": "c2", "type": "custom", "custom": {"name": "grammar", "input": "x"}},
-            ]}, "finish_reason": "tool_calls"}
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": "{}"},
+                        },
+                        {"id": "c2", "type": "custom", "custom": {"name": "grammar", "input": "x"}},
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
         ]
     }
-    calls, problem = analysis.read_response_calls("openai-chat", "application/json", json.dumps(body).encode())
+    calls, problem = analysis.read_response_calls(
+        "openai-chat", "application/json", json.dumps(body).encode()
+    )
     assert problem is None
     assert [(c.name, c.path, c.kind) for c in calls] == [
         ("get_weather", "choices[0].message.tool_calls[0].function.name", "function"),
@@ -105,7 +186,9 @@ def test_chat_non_streamed_response_calls_are_read_with_their_paths():
     ]
 
 
-@pytest.mark.parametrize("content", [b"<html>502</html>", b"", b"[1,2]", b'{"choices": "nope"}', b"{" * 5000])
+@pytest.mark.parametrize(
+    "content", [b"<html>502</html>", b"", b"[1,2]", b'{"choices": "nope"}', b"{" * 5000]
+)
 def test_unreadable_or_odd_response_bodies_yield_no_calls_and_no_exception(content):
     assert analysis.read_response_calls("openai-chat", "application/json", content) == ([], None)
 
@@ -119,7 +202,11 @@ def test_a_failing_collector_never_breaks_the_stream():
             return []
 
     fmt = FORMATS["openai-chat"]
-    tap = StreamTap(type(fmt)(fmt.api, fmt.title, fmt.read_request, fmt.block_response, stream_collector=Exploding))
+    tap = StreamTap(
+        type(fmt)(
+            fmt.api, fmt.title, fmt.read_request, fmt.block_response, stream_collector=Exploding
+        )
+    )
     raw = sse([{"a": 1}, {"b": 2}])
     assert tap(raw) == raw
     assert tap(b"") == b""

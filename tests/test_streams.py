@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from streamkit import aws_event
 from streamkit import aws_stream
 from streamkit import every_split
@@ -28,7 +29,7 @@ def test_sse_events_are_the_same_however_the_bytes_are_split(newline):
 
 
 def test_sse_joins_multi_line_data_and_ignores_comments_and_other_fields():
-    raw = b": keep-alive\nevent: message\nid: 7\ndata: {\"a\":\ndata:1}\nretry: 10\n\n"
+    raw = b': keep-alive\nevent: message\nid: 7\ndata: {"a":\ndata:1}\nretry: 10\n\n'
     for chunks in every_split(raw):
         assert sse_events(chunks) == [b'{"a":\n1}']
 
@@ -60,7 +61,9 @@ def aws_messages(chunks: list[bytes]) -> list:
 
 
 def test_aws_event_stream_messages_are_the_same_however_the_bytes_are_split():
-    raw = aws_stream([("messageStart", {"role": "assistant"}), ("contentBlockStop", {"contentBlockIndex": 0})])
+    raw = aws_stream(
+        [("messageStart", {"role": "assistant"}), ("contentBlockStop", {"contentBlockIndex": 0})]
+    )
     for chunks in every_split(raw):
         messages = aws_messages(chunks)
         assert [h[":event-type"] for h, _ in messages] == ["messageStart", "contentBlockStop"]

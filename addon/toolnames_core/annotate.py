@@ -54,14 +54,20 @@ def comment(meta: dict) -> str:
     findings = meta.get("findings", [])
     action = outcome(meta)
     if action == "fixed":
-        fixed = "; ".join(f"{f['path']} '{f['from']}' → '{f['to']}' ({f['rewrite']})" for f in meta["fixes"])
+        fixed = "; ".join(
+            f"{f['path']} '{f['from']}' → '{f['to']}' ({f['rewrite']})" for f in meta["fixes"]
+        )
         text = f"{COMMENT_PREFIX} fixed {fixed}"
         others = [f for f in findings if f["code"] != "choice-not-in-tools"]
     else:
         lead = sorted(findings, key=lambda f: -SEVERITY_RANK.get(f["severity"], 0))
         head = lead[0] if lead else None
         verb = "blocked" if action == "blocked" else head["severity"] if head else ""
-        text = f"{COMMENT_PREFIX} {verb}: {head['code']}: {head['message']}" if head else COMMENT_PREFIX
+        text = (
+            f"{COMMENT_PREFIX} {verb}: {head['code']}: {head['message']}"
+            if head
+            else COMMENT_PREFIX
+        )
         others = lead[1:]
     if others:
         text += f" (+{len(others)} more)"

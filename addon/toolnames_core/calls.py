@@ -72,14 +72,23 @@ def _check_choice(calls: list[NameRef], view: RequestView, complete: bool) -> li
             forced = choice.names[0].name
             others = sorted({c.name for c in real if c.name != forced})
             if others:
-                return [_ignored(choice.path, f"forced '{forced}', but the model called {_names(others)}")]
+                return [
+                    _ignored(
+                        choice.path, f"forced '{forced}', but the model called {_names(others)}"
+                    )
+                ]
             if complete and not real:
                 return [_ignored(choice.path, f"forced '{forced}', but the model called no tool")]
         elif choice.mode == "allowed" and choice.names:
             allowed = {ref.name for ref in choice.names}
             outside = sorted({c.name for c in real if c.name not in allowed})
             if outside:
-                return [_ignored(choice.path, f"allows only {_names(sorted(allowed))}, but the model called {_names(outside)}")]
+                return [
+                    _ignored(
+                        choice.path,
+                        f"allows only {_names(sorted(allowed))}, but the model called {_names(outside)}",
+                    )
+                ]
         elif choice.mode == "required" and complete and not real:
             return [_ignored(choice.path, "required a tool call, but the model called no tool")]
     return []
@@ -137,7 +146,17 @@ class StreamTap:
 
     def problem(self) -> Finding | None:
         if self.failure:
-            return Finding("response-unreadable", "warning", "", f"toolnames stopped reading the stream: {self.failure}")
+            return Finding(
+                "response-unreadable",
+                "warning",
+                "",
+                f"toolnames stopped reading the stream: {self.failure}",
+            )
         if self.decoder.broken:
-            return Finding("response-unreadable", "warning", "", "toolnames stopped reading the stream: an event was malformed or too large")
+            return Finding(
+                "response-unreadable",
+                "warning",
+                "",
+                "toolnames stopped reading the stream: an event was malformed or too large",
+            )
         return None

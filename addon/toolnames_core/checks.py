@@ -31,7 +31,13 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
         seen[tool.name].append(tool.path)
         for code, reason in name_violations(tool.name, rule):
             findings.append(
-                Finding(code, "error", tool.path, f"{tool.path} {describe_name(tool.name)} {reason}", rule.id)
+                Finding(
+                    code,
+                    "error",
+                    tool.path,
+                    f"{tool.path} {describe_name(tool.name)} {reason}",
+                    rule.id,
+                )
             )
     for name, paths in seen.items():
         if len(paths) > 1:
@@ -98,4 +104,9 @@ def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
 
 
 def check_request(view: RequestView, rule: NameRule) -> list[Finding]:
-    return [*view.problems, *check_tools(view, rule), *check_choices(view), *check_history(view, rule)]
+    return [
+        *view.problems,
+        *check_tools(view, rule),
+        *check_choices(view),
+        *check_history(view, rule),
+    ]

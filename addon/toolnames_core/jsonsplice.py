@@ -87,7 +87,9 @@ def value_span(text: str, where: JsonPath) -> tuple[int, int]:
 
 def replace_values(text: str, replacements: dict[JsonPath, object]) -> str:
     """``text`` with the value at each path replaced by the JSON encoding of its new value."""
-    spans = sorted(((value_span(text, where), new) for where, new in replacements.items()), reverse=True)
+    spans = sorted(
+        ((value_span(text, where), new) for where, new in replacements.items()), reverse=True
+    )
     for (start, end), new in spans:
         text = text[:start] + json.dumps(new) + text[end:]
     return text

@@ -60,7 +60,12 @@ class Finding:
     rule: str | None = None
 
     def to_dict(self) -> dict:
-        d = {"code": self.code, "severity": self.severity, "path": self.path, "message": self.message}
+        d = {
+            "code": self.code,
+            "severity": self.severity,
+            "path": self.path,
+            "message": self.message,
+        }
         if self.rule:
             d["rule"] = self.rule
         return d

@@ -40,7 +40,9 @@ RULES: dict[str, NameRule] = {
         # providers.md §4: Azure errors quote '^[a-zA-Z0-9_-]{1,64}$'.
         NameRule("azure", _OPENAI_CHARS, 64, source="providers.md §4"),
         # providers.md §5: docs give ^[a-zA-Z0-9_-]{1,128}$; "tools: Tool names must be unique."
-        NameRule("anthropic", _OPENAI_CHARS, 128, rejects_duplicates=True, source="providers.md §5"),
+        NameRule(
+            "anthropic", _OPENAI_CHARS, 128, rejects_duplicates=True, source="providers.md §5"
+        ),
         # providers.md §6: "Must start with a letter or an underscore ... underscores (_), dots (.),
         # colons (:), or dashes (-), with a maximum length of 64"; "Duplicate function declaration".
         NameRule(

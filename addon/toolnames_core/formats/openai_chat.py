@@ -21,7 +21,9 @@ API = "openai-chat"
 _TOOL_KINDS = ("function", "custom")
 
 
-def _name_at(obj: object, where: tuple, view: RequestView, kind: str = "function") -> NameRef | None:
+def _name_at(
+    obj: object, where: tuple, view: RequestView, kind: str = "function"
+) -> NameRef | None:
     """The string at ``where[-1]`` of ``obj``, or a finding saying why there is none."""
     key = where[-1]
     if not isinstance(obj, dict):
@@ -52,7 +54,7 @@ def _read_tools(body: dict, view: RequestView) -> None:
                             "tool-malformed",
                             "error",
                             f"tools[{i}].type",
-                            f"tools[{i}].type is {json.dumps(kind)}, expected \"function\" or \"custom\"",
+                            f'tools[{i}].type is {json.dumps(kind)}, expected "function" or "custom"',
                         )
                     )
                     continue
@@ -74,14 +76,18 @@ def _read_tools(body: dict, view: RequestView) -> None:
 
 def _bad_choice(where: tuple, value: object, why: str) -> Finding:
     shown = json.dumps(value)[:120]
-    return Finding("choice-malformed", "error", format_path(where), f"{format_path(where)} {shown}: {why}")
+    return Finding(
+        "choice-malformed", "error", format_path(where), f"{format_path(where)} {shown}: {why}"
+    )
 
 
 def _read_named(obj: dict, where: tuple, kind: str, view: RequestView) -> NameRef | None:
     inner = obj.get(kind)
     if not isinstance(inner, dict) or not isinstance(inner.get("name"), str):
         view.problems.append(
-            _bad_choice(where, obj, f'a "{kind}" choice needs {{"{kind}": {{"name": "<tool name>"}}}}')
+            _bad_choice(
+                where, obj, f'a "{kind}" choice needs {{"{kind}": {{"name": "<tool name>"}}}}'
+            )
         )
         return None
     return NameRef(inner["name"], (*where, kind, "name"), kind)
@@ -93,10 +99,14 @@ def _read_tool_choice(value: object, view: RequestView) -> None:
         if value in ("none", "auto", "required"):
             view.choices.append(Choice(value, where))
         else:
-            view.problems.append(_bad_choice(where, value, 'expected "none", "auto", "required" or an object'))
+            view.problems.append(
+                _bad_choice(where, value, 'expected "none", "auto", "required" or an object')
+            )
         return
     if not isinstance(value, dict):
-        view.problems.append(_bad_choice(where, value, f"is {type_name(value)}, expected a string or an object"))
+        view.problems.append(
+            _bad_choice(where, value, f"is {type_name(value)}, expected a string or an object")
+        )
         return
     kind = value.get("type")
     if kind in _TOOL_KINDS:
@@ -113,7 +123,9 @@ def _read_tool_choice(value: object, view: RequestView) -> None:
         why = "the AI SDK's internal tool choice leaked through; the API does not accept it"
         view.problems.append(_bad_choice(where, value, why))
     else:
-        view.problems.append(_bad_choice(where, value, 'expected type "function", "custom" or "allowed_tools"'))
+        view.problems.append(
+            _bad_choice(where, value, 'expected type "function", "custom" or "allowed_tools"')
+        )
 
 
 def _read_allowed(value: dict, view: RequestView) -> None:
@@ -128,7 +140,9 @@ def _read_allowed(value: dict, view: RequestView) -> None:
     for i, entry in enumerate(tools):
         kind = entry.get("type") if isinstance(entry, dict) else None
         if kind not in _TOOL_KINDS:
-            view.problems.append(_bad_choice((*where, "tools", i), entry, 'expected a "function" or "custom" entry'))
+            view.problems.append(
+                _bad_choice((*where, "tools", i), entry, 'expected a "function" or "custom" entry')
+            )
             continue
         ref = _read_named(entry, (*where, "tools", i), kind, view)
         if ref:
@@ -141,9 +155,13 @@ def _read_function_call(value: object, view: RequestView) -> None:
     if value in ("none", "auto"):
         view.choices.append(Choice(value, where))
     elif isinstance(value, dict) and isinstance(value.get("name"), str):
-        view.choices.append(Choice("named", where, (NameRef(value["name"], ("function_call", "name")),)))
+        view.choices.append(
+            Choice("named", where, (NameRef(value["name"], ("function_call", "name")),))
+        )
     else:
-        view.problems.append(_bad_choice(where, value, 'expected "none", "auto" or {"name": "<function name>"}'))
+        view.problems.append(
+            _bad_choice(where, value, 'expected "none", "auto" or {"name": "<function name>"}')
+        )
 
 
 def _read_history(messages: object, view: RequestView) -> None:
@@ -156,7 +174,9 @@ def _read_history(messages: object, view: RequestView) -> None:
         if isinstance(calls, list):
             for j, call in enumerate(calls):
                 if not isinstance(call, dict):
-                    view.problems.append(malformed(("messages", i, "tool_calls", j), "an object", call))
+                    view.problems.append(
+                        malformed(("messages", i, "tool_calls", j), "an object", call)
+                    )
                     continue
                 kind = call.get("type", "function")
                 kind = kind if kind in _TOOL_KINDS else "function"
@@ -256,9 +276,17 @@ class ChatCallCollector:
             calls = delta.get("tool_calls")
             for j, call in enumerate(calls if isinstance(calls, list) else []):
                 if isinstance(call, dict):
-                    self._delta(data, choice.get("index", i), call, ("events", index, "choices", i, "delta", "tool_calls", j), j)
+                    self._delta(
+                        data,
+                        choice.get("index", i),
+                        call,
+                        ("events", index, "choices", i, "delta", "tool_calls", j),
+                        j,
+                    )
 
-    def _delta(self, data: dict, choice_index: object, call: dict, where: tuple, position: int) -> None:
+    def _delta(
+        self, data: dict, choice_index: object, call: dict, where: tuple, position: int
+    ) -> None:
         key = (repr(choice_index), repr(call.get("index", position)))
         kind = "custom" if call.get("type") == "custom" else "function"
         inner = call.get(kind)
