@@ -69,4 +69,6 @@ def malformed(where: JsonPath, expected: str, value: object, code: str = "tool-m
 
 
 # Importing an adapter registers it; the table is complete once this package is imported.
+from toolnames_core.formats import bedrock_converse  # noqa: E402,F401
+from toolnames_core.formats import gemini  # noqa: E402,F401
 from toolnames_core.formats import openai_chat  # noqa: E402,F401
