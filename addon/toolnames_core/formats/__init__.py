@@ -63,12 +63,16 @@ def type_name(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def malformed(where: JsonPath, expected: str, value: object, code: str = "tool-malformed") -> Finding:
+def malformed(
+    where: JsonPath, expected: str, value: object, code: str = "tool-malformed"
+) -> Finding:
     path = format_path(where)
     return Finding(code, "error", path, f"{path} is {type_name(value)}, expected {expected}")
 
 
 # Importing an adapter registers it; the table is complete once this package is imported.
+from toolnames_core.formats import anthropic_messages  # noqa: E402,F401
 from toolnames_core.formats import bedrock_converse  # noqa: E402,F401
 from toolnames_core.formats import gemini  # noqa: E402,F401
 from toolnames_core.formats import openai_chat  # noqa: E402,F401
+from toolnames_core.formats import openai_responses  # noqa: E402,F401

@@ -1,0 +1,212 @@
+"""Anthropic Messages, ``POST /v1/messages`` (providers.md §5).
+
+How this adapter maps the format onto the shared model:
+
+- Every ``tools[]`` entry with a ``name`` is offered under that name, kind "function":
+  user tools (no ``type``, or ``"custom"``) and Anthropic's server and client tools
+  (``{"type": "web_search_20250305", "name": "web_search"}``, ``bash_20250124``, ...) alike.
+  ``tool_choice {"type": "tool", "name": "web_search"}`` picks a server tool by that name,
+  tool names must be unique across both ("tools: Tool names must be unique."), and the
+  fixed server-tool names all satisfy the name rule, so treating them as ordinary names
+  is what the API does. Entries with a type and no name (the 2026 ``*_toolset_*`` entries)
+  are offered as builtins by type; the names such a toolset serves are not known here.
+- ``tool_choice``: ``auto`` -> "auto", ``any`` -> "required", ``none`` -> "none",
+  ``tool`` -> "named" with ``where`` at ``tool_choice.name`` (so fix mode can rewrite it).
+  There is no allow-list form. ``disable_parallel_tool_use`` is not read.
+- History: ``tool_use`` blocks in assistant ``content[]``. ``server_tool_use`` and
+  ``mcp_tool_use`` blocks are not read: their names come from Anthropic (a fixed list) or
+  from an MCP server, not from the client's tools.
+- Paths are our JSON paths (``tools[0].name``), not Anthropic's ``tools.0.custom.name``.
+
+Response side: ``tool_use`` blocks of ``content[]``; in a stream, ``content_block_start``
+events whose ``content_block`` is a ``tool_use``, one call per block ``index``. A stream
+call's ``where`` starts ``("events", n)``, n counting the events given to the collector
+from 0, as the other collectors do: ``events[1].content_block.name``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from toolnames_core.formats import BlockResponse
+from toolnames_core.formats import WireFormat
+from toolnames_core.formats import malformed
+from toolnames_core.formats import register
+from toolnames_core.formats import type_name
+from toolnames_core.model import Choice
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
+
+API = "anthropic-messages"
+_CHOICE_MODES = {"auto": "auto", "any": "required", "none": "none"}
+
+
+def _read_tools(body: dict, view: RequestView) -> None:
+    if "tools" not in body:
+        return
+    view.tools_given = True
+    tools = body["tools"]
+    if not isinstance(tools, list):
+        view.problems.append(malformed(("tools",), "an array", tools))
+        return
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            view.problems.append(malformed(("tools", i), "an object", tool))
+            continue
+        kind = tool.get("type")
+        name = tool.get("name")
+        if isinstance(name, str):
+            view.tools.append(NameRef(name, ("tools", i, "name"), "function"))
+        elif kind == "function" and isinstance(tool.get("function"), dict):
+            view.problems.append(
+                Finding(
+                    "tool-malformed",
+                    "error",
+                    f"tools[{i}]",
+                    f'tools[{i}] has the OpenAI shape {{"type": "function", "function": {{...}}}}; '
+                    'Anthropic tools are {"name", "description", "input_schema"}',
+                )
+            )
+        elif kind in (None, "custom") or "name" in tool:
+            view.problems.append(malformed(("tools", i, "name"), "a string", name))
+        elif isinstance(kind, str) and kind:
+            view.tools.append(NameRef(kind, ("tools", i, "type"), "builtin"))
+        else:
+            view.problems.append(malformed(("tools", i, "type"), "a tool type string", kind))
+
+
+def _shown(value: object) -> str:
+    """A short JSON rendering of a value for a message; never raises, even on deep nesting."""
+    try:
+        return json.dumps(value)[:120]
+    except (RecursionError, ValueError):
+        return type_name(value)
+
+
+def _bad_choice(value: object, why: str) -> Finding:
+    return Finding(
+        "choice-malformed", "error", "tool_choice", f"tool_choice {_shown(value)}: {why}"
+    )
+
+
+def _read_tool_choice(value: object, view: RequestView) -> None:
+    where = ("tool_choice",)
+    if isinstance(value, str):
+        suggested = "any" if value == "required" else value
+        why = f'Anthropic takes an object here, e.g. {{"type": "{suggested}"}}'
+        view.problems.append(_bad_choice(value, why))
+        return
+    if not isinstance(value, dict):
+        view.problems.append(_bad_choice(value, f"is {type_name(value)}, expected an object"))
+        return
+    kind = value.get("type")
+    if isinstance(kind, str) and kind in _CHOICE_MODES:
+        view.choices.append(Choice(_CHOICE_MODES[kind], where))
+    elif kind == "tool":
+        name = value.get("name")
+        if isinstance(name, str):
+            view.choices.append(
+                Choice("named", where, (NameRef(name, (*where, "name"), "function"),))
+            )
+        elif "toolName" in value:
+            why = "the AI SDK's internal tool choice leaked through; the API does not accept it"
+            view.problems.append(_bad_choice(value, why))
+        else:
+            why = 'a "tool" choice needs {"type": "tool", "name": "<tool name>"}'
+            view.problems.append(_bad_choice(value, why))
+    elif kind == "function":
+        why = 'this is the OpenAI shape; Anthropic wants {"type": "tool", "name": ...}'
+        view.problems.append(_bad_choice(value, why))
+    else:
+        view.problems.append(_bad_choice(value, 'expected type "auto", "any", "none" or "tool"'))
+
+
+def _read_history(messages: object, view: RequestView) -> None:
+    if not isinstance(messages, list):
+        return
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue  # a plain string holds no tool use
+        for j, block in enumerate(content):
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            name = block.get("name")
+            where = ("messages", i, "content", j, "name")
+            if isinstance(name, str):
+                view.history.append(NameRef(name, where, "function"))
+            else:
+                view.problems.append(malformed(where, "a string", name))
+
+
+def read_request(body: dict) -> RequestView:
+    view = RequestView(API, streaming=body.get("stream") is True)
+    _read_tools(body, view)
+    if "tool_choice" in body:
+        _read_tool_choice(body["tool_choice"], view)
+    _read_history(body.get("messages"), view)
+    return view
+
+
+def block_response(message: str, finding: Finding) -> BlockResponse:
+    # The shape the anthropic SDKs turn into BadRequestError (providers.md §5). Anthropic's
+    # own errors carry only type and message; the path is already in the message.
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return 400, {"content-type": "application/json"}, json.dumps(body).encode()
+
+
+# --- response side ---
+
+
+def read_calls(body: dict) -> list[NameRef]:
+    content = body.get("content")
+    calls = []
+    for j, block in enumerate(content if isinstance(content, list) else []):
+        if (
+            isinstance(block, dict)
+            and block.get("type") == "tool_use"
+            and isinstance(block.get("name"), str)
+        ):
+            calls.append(NameRef(block["name"], ("content", j, "name"), "function"))
+    return calls
+
+
+class AnthropicCallCollector:
+    """Anthropic stream events: a tool_use block's name comes once, in its
+    ``content_block_start``; the input follows as ``input_json_delta`` fragments."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.found: dict[object, NameRef] = {}
+
+    def event(self, data: dict) -> None:
+        n = self.count
+        self.count += 1
+        if not isinstance(data, dict) or data.get("type") != "content_block_start":
+            return
+        block = data.get("content_block")
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            return
+        name = block.get("name")
+        index = data.get("index")
+        key = index if isinstance(index, int) and not isinstance(index, bool) else ("event", n)
+        if isinstance(name, str) and key not in self.found:
+            self.found[key] = NameRef(name, ("events", n, "content_block", "name"), "function")
+
+    def calls(self) -> list[NameRef]:
+        return list(self.found.values())
+
+
+FORMAT = register(
+    WireFormat(
+        API,
+        "Anthropic Messages",
+        read_request,
+        block_response,
+        read_calls=read_calls,
+        stream_collector=AnthropicCallCollector,
+    )
+)
