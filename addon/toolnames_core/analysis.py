@@ -23,9 +23,11 @@ from toolnames_core.rules import RULES
 # so it is never parsed: requests without tools cost a substring search.
 _TOOL_KEYS = re.compile(
     rb'"(?:tools|tool_choice|functions|function_call|tool_calls|custom_tool_call|additional_tools'
-    rb'|toolConfig|tool_config|functionCall|function_call|toolUse|tool_use)"'
+    rb"|toolConfig|tool_config|functionCall|functionResponse|function_response|toolUse|toolResult"
+    rb"|tool_use|tool_result|function_call_output)\""
 )
 _OBJECT_START = re.compile(rb"\s*\{")
+_JSON_CONTAINER_START = re.compile(rb"\s*[\[{]")
 
 
 @dataclass(slots=True)
@@ -44,7 +46,9 @@ class RequestAnalysis:
 
 
 def unreadable(message: str) -> Finding:
-    return Finding("request-unreadable", "warning", "", f"toolnames could not read this request: {message}")
+    return Finding(
+        "request-unreadable", "warning", "", f"toolnames could not read this request: {message}"
+    )
 
 
 def parse_object(content: bytes) -> tuple[dict | None, Finding | None]:
@@ -113,7 +117,9 @@ def block_message(findings: list[Finding], view: RequestView | None) -> str:
 
 
 def block_response(result: RequestAnalysis) -> BlockResponse:
-    return FORMATS[result.api].block_response(block_message(result.findings, result.view), result.errors[0])
+    return FORMATS[result.api].block_response(
+        block_message(result.findings, result.view), result.errors[0]
+    )
 
 
 def read_response_calls(api: str, content_type: str, content: bytes) -> tuple[list, Finding | None]:
@@ -124,13 +130,22 @@ def read_response_calls(api: str, content_type: str, content: bytes) -> tuple[li
             return [], None
         tap = calls_.StreamTap(fmt).feed_all(content)
         return tap.calls(), tap.problem()
-    if fmt.read_calls is None or not _OBJECT_START.match(content):
+    if fmt.read_calls is None or not _JSON_CONTAINER_START.match(content):
         return [], None  # an error page or other non-JSON answer carries no calls
-    body, _ = parse_object(content)
-    return (fmt.read_calls(body) if body is not None else []), None
+    try:
+        body = json.loads(content)
+    except (ValueError, RecursionError):
+        return [], None
+    # Gemini's streamGenerateContent without alt=sse answers with a JSON array of chunks.
+    bodies = body if isinstance(body, list) else [body]
+    return [
+        call for part in bodies if isinstance(part, dict) for call in fmt.read_calls(part)
+    ], None
 
 
-def analyse_response(request_content: bytes | None, api: str, calls: list, complete: bool) -> list[Finding]:
+def analyse_response(
+    request_content: bytes | None, api: str, calls: list, complete: bool
+) -> list[Finding]:
     view = read_request(request_content or b"", api)[0] if request_content else None
     return calls_.check_calls(calls, view or RequestView(api), complete)
 
@@ -151,21 +166,30 @@ def inspect_exchange(
     response_content_type: str = "",
     response_content: bytes | None = None,
     overrides: tuple = (),
+    request_problem: str | None = None,
 ) -> ExchangeReport | None:
     """Everything the live addon checks, for one recorded request and its response.
 
     Used by the scanner over flow files, HAR files and cassettes; None when the
-    request is not an LLM API call toolnames knows.
+    request is not an LLM API call toolnames knows. ``request_problem`` says why
+    a recorded body could not be read (an undecodable content-encoding), which is
+    reported as the live addon reports it.
     """
     api = endpoints.detect_api(method, path)
     if api is None or api not in FORMATS:
         return None
     rule = endpoints.choose_rule(api, host, overrides)
-    if request_content is None:
+    if request_problem is not None:
+        findings = [unreadable(request_problem)]
+    elif request_content is None:
         findings = [unreadable("the recording holds no request body")]
     else:
         findings = analyse_request(request_content, api, rule).findings
-    if response_content is not None and response_status is not None and 200 <= response_status < 300:
+    if (
+        response_content is not None
+        and response_status is not None
+        and 200 <= response_status < 300
+    ):
         calls, problem = read_response_calls(api, response_content_type, response_content)
         findings += analyse_response(request_content, api, calls, complete=True)
         if problem:
