@@ -41,6 +41,7 @@ _HOST_RULES: tuple[tuple[str, str], ...] = (
     ("api.deepseek.com", "deepseek"),
     ("generativelanguage.googleapis.com", "gemini"),
     ("*aiplatform.googleapis.com", "gemini"),
+    ("aiplatform.*.rep.googleapis.com", "gemini"),
     ("api.anthropic.com", "anthropic"),
     ("bedrock-runtime.*.amazonaws.com", "bedrock"),
 )
