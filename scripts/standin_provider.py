@@ -11,7 +11,11 @@ tool names like the real providers do and answers deterministically:
 * otherwise                              -> text "hello"
 
 Other request headers: ``x-standin-delay-ms: N`` sleeps N ms between stream
-events; ``x-standin-break-after: K`` drops the connection after K stream events.
+events; ``x-standin-break-after: K`` drops the connection after K stream events;
+``x-standin-hold: TOKEN`` sends the first stream event, then waits (up to 30 s)
+until ``provider.release(TOKEN)`` or ``POST /_standin/release/TOKEN``, so a test
+can prove a chunk reached the client before the provider finished, without a timer.
+Each recorded request also keeps the ``response_body`` bytes the stand-in sent.
 
 In-process use::
 
@@ -45,6 +49,8 @@ from standin_formats import ProviderError
 
 INTROSPECT_REQUESTS = "/_standin/requests"
 INTROSPECT_RESET = "/_standin/reset"
+INTROSPECT_RELEASE = "/_standin/release/"
+HOLD_TIMEOUT = 30.0
 
 
 class _Server(ThreadingHTTPServer):
@@ -57,6 +63,11 @@ class _Server(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.recorded: list[dict] = []
         self.connections: set[socket.socket] = set()
+        self.holds: dict[str, threading.Event] = {}
+
+    def hold(self, token: str) -> threading.Event:
+        with self.lock:
+            return self.holds.setdefault(token, threading.Event())
 
     def handle_error(self, request, client_address):
         # Clients (SDKs, mitmproxy) reset idle keep-alive connections; that is not an error.
@@ -121,6 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
         return raw
 
     def _handle(self):
+        self.record = None  # handlers live as long as a keep-alive connection
         try:
             raw = self._read_body()
         except (ValueError, OSError):
@@ -131,19 +143,22 @@ class _Handler(BaseHTTPRequestHandler):
         path, query = target.path or "/", target.query
         if path == INTROSPECT_REQUESTS and self.command == "GET":
             return self._send_json(200, self.server_records_for_http())
+        if path.startswith(INTROSPECT_RELEASE) and self.command == "POST":
+            self.server.hold(path.removeprefix(INTROSPECT_RELEASE)).set()
+            return self._send_json(200, {"ok": True})
         if path == INTROSPECT_RESET and self.command == "POST":
             with self.server.lock:
                 self.server.recorded.clear()
             return self._send_json(200, {"ok": True})
+        self.record = {
+            "method": self.command,
+            "path": self.path,
+            "headers": [[k, v] for k, v in self.headers.items()],
+            "body": raw,
+            "response_body": b"",
+        }
         with self.server.lock:
-            self.server.recorded.append(
-                {
-                    "method": self.command,
-                    "path": self.path,
-                    "headers": [[k, v] for k, v in self.headers.items()],
-                    "body": raw,
-                }
-            )
+            self.server.recorded.append(self.record)
         try:
             self._dispatch(path, query, raw)
         except (BrokenPipeError, ConnectionResetError):
@@ -160,6 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "path": r["path"],
                 "headers": r["headers"],
                 "body_b64": base64.b64encode(r["body"]).decode(),
+                "response_body_b64": base64.b64encode(r["response_body"]).decode(),
             }
             for r in records
         ]
@@ -204,6 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
+            if self.record is not None:
+                self.record["response_body"] = data
 
     def _header_int(self, name: str) -> int | None:
         try:
@@ -214,6 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_stream(self, content_type: str, events: list[bytes]):
         delay = (self._header_int("x-standin-delay-ms") or 0) / 1000
         break_after = self._header_int("x-standin-break-after")
+        hold = self.headers.get("x-standin-hold")
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache")
@@ -228,9 +247,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if index and delay:
                 time.sleep(delay)
+            if index == 1 and hold:
+                self.server.hold(hold).wait(HOLD_TIMEOUT)
             # One HTTP chunk per event, written and flushed at once.
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.flush()
+            self.record["response_body"] += event
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -290,6 +312,11 @@ class StandinProvider:
             return [
                 {**r, "headers": [list(h) for h in r["headers"]]} for r in self._server.recorded
             ]
+
+    def release(self, token: str) -> None:
+        """Let a stream held by ``x-standin-hold: TOKEN`` go on."""
+        if self._server is not None:
+            self._server.hold(token).set()
 
     def reset(self) -> None:
         if self._server is not None:
