@@ -1,0 +1,454 @@
+"""Findings for a request (checks.py), and the block message built from them (analysis.py)."""
+
+import json
+
+import pytest
+
+from toolnames_core import analysis
+from toolnames_core.checks import check_request
+from toolnames_core.checks import offered_text
+from toolnames_core.formats.openai_chat import read_request
+from toolnames_core.model import Choice
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
+from toolnames_core.rules import RULES
+
+
+def fn(name: str) -> dict:
+    return {"type": "function", "function": {"name": name}}
+
+
+def named(name: str) -> dict:
+    return {"type": "function", "function": {"name": name}}
+
+
+def findings(body: dict, rule: str = "openai") -> list:
+    return check_request(read_request(body), RULES[rule])
+
+
+def summary(body: dict, rule: str = "openai") -> list[tuple[str, str, str]]:
+    return [(f.code, f.severity, f.path) for f in findings(body, rule)]
+
+
+def history(name: str) -> dict:
+    return {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": name}}],
+            },
+        ]
+    }
+
+
+# Every finding code the request side can give, with its severity and path.
+CASES = [
+    (
+        "name-empty",
+        {"tools": [fn("")]},
+        "openai",
+        [("name-empty", "error", "tools[0].function.name")],
+    ),
+    (
+        "name-too-long",
+        {"tools": [fn("a" * 65)]},
+        "openai",
+        [("name-too-long", "error", "tools[0].function.name")],
+    ),
+    (
+        "name-invalid-chars",
+        {"tools": [fn("ok"), fn("search.web")]},
+        "openai",
+        [("name-invalid-chars", "error", "tools[1].function.name")],
+    ),
+    (
+        "name-invalid-start",
+        {"tools": [fn("9lives")]},
+        "gemini",
+        [("name-invalid-start", "error", "tools[0].function.name")],
+    ),
+    (
+        "name-invalid-chars in a legacy function",
+        {"functions": [{"name": "a b"}]},
+        "openai",
+        [("name-invalid-chars", "error", "functions[0].name")],
+    ),
+    (
+        "name-invalid-chars in a custom tool",
+        {"tools": [{"type": "custom", "custom": {"name": "run sql"}}]},
+        "openai",
+        [("name-invalid-chars", "error", "tools[0].custom.name")],
+    ),
+    # OpenAI documents no duplicate-name error, so a duplicate only warns there.
+    (
+        "name-duplicate (openai)",
+        {"tools": [fn("a"), fn("b"), fn("a")]},
+        "openai",
+        [("name-duplicate", "warning", "tools[2].function.name")],
+    ),
+    (
+        "name-duplicate (anthropic)",
+        {"tools": [fn("a"), fn("a")]},
+        "anthropic",
+        [("name-duplicate", "error", "tools[1].function.name")],
+    ),
+    (
+        "name-duplicate (gemini)",
+        {"tools": [fn("a"), fn("a")]},
+        "gemini",
+        [("name-duplicate", "error", "tools[1].function.name")],
+    ),
+    (
+        "name-duplicate (deepseek)",
+        {"tools": [fn("a"), fn("a")]},
+        "deepseek",
+        [("name-duplicate", "error", "tools[1].function.name")],
+    ),
+    (
+        "name-duplicate (portable)",
+        {"tools": [fn("a"), fn("a")]},
+        "portable",
+        [("name-duplicate", "error", "tools[1].function.name")],
+    ),
+    (
+        "name-duplicate across functions and tools",
+        {"tools": [fn("a")], "functions": [{"name": "a"}]},
+        "openai",
+        [("name-duplicate", "warning", "functions[0].name")],
+    ),
+    (
+        "choice-not-in-tools (Mastra's toolChoice)",
+        {"tools": [fn("search_web")], "tool_choice": named("search.web")},
+        "openai",
+        [("choice-not-in-tools", "error", "tool_choice.function.name")],
+    ),
+    (
+        "choice-not-in-tools (custom)",
+        {"tools": [fn("a")], "tool_choice": {"type": "custom", "custom": {"name": "b"}}},
+        "openai",
+        [("choice-not-in-tools", "error", "tool_choice.custom.name")],
+    ),
+    (
+        "choice-not-in-tools (allowed_tools)",
+        {
+            "tools": [fn("a"), fn("b")],
+            "tool_choice": {
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": "auto", "tools": [fn("a"), fn("x"), fn("y")]},
+            },
+        },
+        "openai",
+        [
+            ("choice-not-in-tools", "error", "tool_choice.allowed_tools.tools[1].function.name"),
+            ("choice-not-in-tools", "error", "tool_choice.allowed_tools.tools[2].function.name"),
+        ],
+    ),
+    (
+        "choice-not-in-tools (legacy function_call)",
+        {"functions": [{"name": "a"}], "function_call": {"name": "b"}},
+        "openai",
+        [("choice-not-in-tools", "error", "function_call.name")],
+    ),
+    (
+        "choice-without-tools (auto)",
+        {"tool_choice": "auto"},
+        "openai",
+        [("choice-without-tools", "error", "tool_choice")],
+    ),
+    (
+        "choice-without-tools (required)",
+        {"tools": [], "tool_choice": "required"},
+        "openai",
+        [("choice-without-tools", "error", "tool_choice")],
+    ),
+    (
+        "choice-without-tools (named)",
+        {"tool_choice": named("a")},
+        "openai",
+        [("choice-without-tools", "error", "tool_choice")],
+    ),
+    (
+        "choice-without-tools (function_call)",
+        {"function_call": {"name": "a"}},
+        "openai",
+        [("choice-without-tools", "error", "function_call")],
+    ),
+    (
+        "history-name-invalid",
+        {"tools": [fn("a")], **history("multi_tool_use.parallel")},
+        "openai",
+        [("history-name-invalid", "error", "messages[1].tool_calls[0].function.name")],
+    ),
+    (
+        "history-name-invalid (legacy)",
+        {"messages": [{"role": "assistant", "function_call": {"name": "a" * 65}}]},
+        "openai",
+        [("history-name-invalid", "error", "messages[0].function_call.name")],
+    ),
+    (
+        "tool-malformed",
+        {"tools": [{"type": "function"}]},
+        "openai",
+        [("tool-malformed", "error", "tools[0].function")],
+    ),
+    (
+        "choice-malformed",
+        {"tools": [fn("a")], "tool_choice": {"type": "tool", "toolName": "a"}},
+        "openai",
+        [("choice-malformed", "error", "tool_choice")],
+    ),
+]
+
+
+@pytest.mark.parametrize("body,rule,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_each_finding_code_comes_with_its_severity_and_path(body, rule, expected):
+    assert summary(body, rule) == expected
+
+
+def test_the_table_covers_every_request_finding_code():
+    codes = {code for case in CASES for code, _, _ in case[3]}
+    assert codes == {
+        "name-empty",
+        "name-too-long",
+        "name-invalid-chars",
+        "name-invalid-start",
+        "name-duplicate",
+        "choice-not-in-tools",
+        "choice-without-tools",
+        "history-name-invalid",
+        "tool-malformed",
+        "choice-malformed",
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"tools": [fn("get_weather"), fn("search-kb")]},
+        {"tools": [fn("a")], "tool_choice": "auto"},
+        {"tools": [fn("a")], "tool_choice": "required"},
+        {"tools": [fn("a")], "tool_choice": named("a")},
+        {"tool_choice": "none"},
+        {"function_call": "none"},
+        {"functions": [{"name": "a"}], "function_call": {"name": "a"}},
+        {"tools": [fn("a")], **history("a")},
+        # A history call to a tool no longer offered is not a request error.
+        {"tools": [fn("a")], **history("b")},
+        {"messages": [{"role": "user", "content": "no tools at all"}]},
+    ],
+)
+def test_a_request_that_follows_the_rule_has_no_findings(body):
+    assert findings(body) == []
+
+
+def test_a_name_finding_message_names_the_path_value_length_and_rule():
+    (f,) = findings({"tools": [fn("search.web")]})
+    assert f.message == (
+        "tools[0].function.name 'search.web' (10 chars) contains '.', outside rule openai (a-zA-Z0-9_-, max 64)"
+    )
+    assert f.rule == "openai"
+
+
+def test_a_name_with_several_violations_gives_one_finding_each():
+    codes = [f.code for f in findings({"tools": [fn("9" + "." * 70)]}, "portable")]
+    assert codes == ["name-too-long", "name-invalid-chars", "name-invalid-start"]
+
+
+def test_a_too_long_name_message_gives_its_length_and_the_limit():
+    (f,) = findings({"tools": [fn("x" * 70)]})
+    assert (
+        "(70 chars)" in f.message
+        and "is 70 characters, over the 64 allowed by rule openai" in f.message
+    )
+
+
+def test_a_duplicate_message_lists_every_path_and_says_whether_the_rule_rejects_it():
+    (warn,) = findings({"tools": [fn("a"), fn("a"), fn("a")]}, "openai")
+    assert warn.message == (
+        "'a' (1 chars) is offered 3 times (tools[0].function.name, tools[1].function.name, "
+        "tools[2].function.name); rule openai cannot tell them apart in duplicates"
+    )
+    (err,) = findings({"tools": [fn("a"), fn("a")]}, "anthropic")
+    assert err.message.endswith("rule anthropic rejects duplicates")
+
+
+def test_a_choice_not_in_tools_message_lists_the_offered_names():
+    (f,) = findings(
+        {"tools": [fn("search_web"), fn("get_weather")], "tool_choice": named("search.web")}
+    )
+    assert f.message == (
+        "tool_choice.function.name 'search.web' (10 chars) names no offered tool; "
+        "offered: 'get_weather', 'search_web'"
+    )
+
+
+def test_a_choice_without_tools_message_names_the_mode():
+    (f,) = findings({"tool_choice": "required"})
+    assert f.message == "tool_choice is 'required' but the request offers no tools"
+
+
+def test_a_history_message_gives_every_reason_and_the_consequence():
+    (f,) = findings(history("multi_tool_use.parallel"))
+    assert f.message == (
+        "messages[1].tool_calls[0].function.name 'multi_tool_use.parallel' (23 chars) contains '.', "
+        "outside rule openai (a-zA-Z0-9_-, max 64); providers reject the whole request for it"
+    )
+
+
+def test_tools_that_failed_to_parse_do_not_count_as_offered():
+    body = {"tools": [{"type": "function", "function": {"name": 1}}], "tool_choice": "auto"}
+    assert [f.code for f in findings(body)] == ["tool-malformed", "choice-without-tools"]
+
+
+def test_builtin_tools_are_not_name_checked_and_are_chosen_by_their_own_namespace():
+    view = RequestView(
+        "openai-responses",
+        tools=[
+            NameRef("web_search_preview", ("tools", 0, "type"), "builtin"),
+            NameRef("a.b", ("tools", 1, "name")),
+        ],
+        choices=[
+            Choice(
+                "named",
+                ("tool_choice",),
+                (NameRef("web_search_preview", ("tool_choice", "type"), "builtin"),),
+            ),
+            Choice("named", ("x",), (NameRef("a.b", ("x", "name"), "builtin"),)),
+        ],
+    )
+    assert [(f.code, f.path) for f in check_request(view, RULES["openai"])] == [
+        ("name-invalid-chars", "tools[1].name"),
+        # A function's name does not satisfy a built-in choice.
+        ("choice-not-in-tools", "x.name"),
+    ]
+
+
+def test_adapter_problems_come_first_then_tools_choices_and_history():
+    body = {
+        "tools": [fn("a.b"), 5],
+        "tool_choice": named("c"),
+        **history("d e"),
+    }
+    assert [f.code for f in findings(body)] == [
+        "tool-malformed",
+        "name-invalid-chars",
+        "choice-not-in-tools",
+        "history-name-invalid",
+    ]
+
+
+@pytest.mark.parametrize(
+    "names,expected",
+    [
+        ([], "no tools are offered"),
+        (["b", "a"], "offered: 'a', 'b'"),
+        ([f"t{i:02}" for i in range(12)], "offered: " + ", ".join(f"'t{i:02}'" for i in range(12))),
+        (
+            [f"t{i:02}" for i in range(15)],
+            "offered: " + ", ".join(f"'t{i:02}'" for i in range(12)) + " and 3 more",
+        ),
+    ],
+)
+def test_offered_text_lists_up_to_twelve_names_sorted(names, expected):
+    view = RequestView("openai-chat", tools=[NameRef(n, ("tools", i)) for i, n in enumerate(names)])
+    assert offered_text(view) == expected
+
+
+# --- analysis: body bytes in, findings and the block message out ------------------------------
+
+
+def analyse(body: object, rule: str = "openai") -> analysis.RequestAnalysis:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return analysis.analyse_request(content, "openai-chat", rule)
+
+
+@pytest.mark.parametrize(
+    "content,says",
+    [
+        (b"not json", "the body is not JSON"),
+        (b"[1, 2]", "the body is an array, not a JSON object"),
+        (b'"tools"', "the body is a string, not a JSON object"),
+        (b"null", "the body is null, not a JSON object"),
+        (b"\xff\xfe{", "the body is not JSON"),
+        (b"[" * 100_000, "the JSON is nested too deeply to read"),
+        (
+            b'{"tools": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            "the JSON is nested too deeply to read",
+        ),
+    ],
+)
+def test_a_body_that_cannot_be_read_is_one_request_unreadable_warning(content, says):
+    result = analyse(content)
+    (f,) = result.findings
+    assert (f.code, f.severity, f.path) == ("request-unreadable", "warning", "")
+    assert f.message.startswith("toolnames could not read this request: " + says)
+    assert result.view is None and result.errors == []
+
+
+def _max_json_depth() -> int:
+    lo, hi = 1, 200_000
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        try:
+            json.loads("[" * mid + "]" * mid)
+            lo = mid
+        except RecursionError:
+            hi = mid - 1
+    return lo
+
+
+@pytest.mark.parametrize("key", ["tool_choice", "function_call", "tools", "messages"])
+def test_nesting_just_under_the_json_limit_never_raises(key):
+    # On Python 3.11 json.dumps for a choice-malformed message used to hit the limit
+    # json.loads had just stayed under.
+    top = _max_json_depth()
+    for depth in range(top - 6, top + 1):
+        content = (json.dumps({key: 0})[:-2] + "[" * depth + "]" * depth + "}").encode()
+        result = analyse(content)
+        assert all(
+            f.code in ("request-unreadable", "tool-malformed", "choice-malformed")
+            for f in result.findings
+        )
+
+
+def test_an_object_without_any_tool_key_is_not_parsed_at_all():
+    # Not even broken JSON is reported: a body with no tool keys costs a substring search.
+    assert analyse(b'{"model": "m", "messages": [ broken').findings == []
+    assert analyse({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).view is None
+
+
+def test_block_message_leads_with_the_first_error_and_lists_the_offered_tools():
+    result = analyse({"tools": [fn("get_weather"), fn("search.web")]})
+    assert analysis.block_message(result.findings, result.view) == (
+        "toolnames: tools[1].function.name 'search.web' (10 chars) contains '.', outside rule openai "
+        "(a-zA-Z0-9_-, max 64); offered: 'get_weather', 'search.web'. "
+        "The request was blocked by toolnames and never reached the provider."
+    )
+
+
+def test_block_message_for_a_missing_choice_does_not_list_the_offered_tools_twice():
+    result = analyse({"tools": [fn("search_web")], "tool_choice": named("search.web")})
+    message = analysis.block_message(result.findings, result.view)
+    assert message.count("offered:") == 1
+
+
+def test_block_message_counts_the_other_errors_and_names_at_most_five():
+    result = analyse({"tools": [fn(f"bad.{i}") for i in range(8)]})
+    message = analysis.block_message(result.findings, result.view)
+    assert ". 7 more error(s): name-invalid-chars at tools[1].function.name, " in message
+    assert "tools[5].function.name and 2 more." in message
+    assert "tools[6]" not in message
+
+
+def test_block_response_answers_with_the_first_error_as_code_and_param():
+    result = analyse({"tools": [fn("ok")], "tool_choice": named("search.web")})
+    status, headers, body = analysis.block_response(result)
+    error = json.loads(body)["error"]
+    assert status == 400 and headers["content-type"] == "application/json"
+    assert (error["code"], error["param"], error["type"]) == (
+        "choice-not-in-tools",
+        "tool_choice.function.name",
+        "invalid_request_error",
+    )
+    assert error["message"].startswith("toolnames: tool_choice.function.name 'search.web'")

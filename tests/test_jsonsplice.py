@@ -1,0 +1,166 @@
+"""Replacing one value inside JSON text (jsonsplice.py) while every other byte stays put."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from toolnames_core.jsonsplice import replace_values
+from toolnames_core.jsonsplice import value_span
+
+
+def assert_only_span_changed(text: str, where: tuple, new: object) -> str:
+    start, end = value_span(text, where)
+    out = replace_values(text, {where: new})
+    assert out[:start] == text[:start]
+    assert out[start:] == json.dumps(new) + text[end:]
+    return out
+
+
+@pytest.mark.parametrize(
+    "text,where,value",
+    [
+        ('{"a": "x"}', ("a",), '"x"'),
+        ('{"a": {"b": [1, {"c": "x"}]}}', ("a", "b", 1, "c"), '"x"'),
+        ('{"a": {"b": [1, {"c": "x"}]}}', ("a", "b"), '[1, {"c": "x"}]'),
+        ('[10, [20, 30], "x"]', (1, 1), "30"),
+        ('  {"a" :\n\t[ true , null ,{ "b":"x" } ] }  ', ("a", 2, "b"), '"x"'),
+        # Strings that hold brackets, commas and escaped quotes are skipped as strings.
+        ('{"s": "]},\\"[{", "t": "x"}', ("t",), '"x"'),
+        # Numbers in every JSON form, and the constants json.loads also accepts.
+        ('{"n": [-0, 1.5e+3, 2E-2, 0.25], "t": "x"}', ("t",), '"x"'),
+        ('{"n": [NaN, Infinity, -Infinity], "t": "x"}', ("t",), '"x"'),
+        # An escaped member name is compared by its value, as json.loads reads it.
+        ('{"na\\u006de": "x"}', ("name",), '"x"'),
+        # The path () is the whole document, surrounding whitespace excluded.
+        ('  {"a": 1} ', (), '{"a": 1}'),
+    ],
+)
+def test_value_span_points_at_the_value_at_a_path(text, where, value):
+    start, end = value_span(text, where)
+    assert text[start:end] == value
+    value_at = json.loads(text)
+    for key in where:
+        value_at = value_at[key]
+    assert json.loads(text[start:end]) == value_at
+
+
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ('{"a": "x"}', ("b",)),
+        ('{"a": []}', ("a", 0)),
+        ('{"a": ["x"]}', ("a", 1)),
+        ("{}", ("a",)),
+    ],
+)
+def test_value_span_raises_key_error_for_a_path_that_is_not_there(text, where):
+    with pytest.raises(KeyError):
+        value_span(text, where)
+
+
+def test_a_repeated_key_resolves_to_the_last_one_like_json_loads():
+    text = '{"k": "first", "other": 1, "k": "last"}'
+    out = assert_only_span_changed(text, ("k",), "new")
+    assert out == '{"k": "first", "other": 1, "k": "new"}'
+    assert json.loads(out)["k"] == "new"
+
+
+def test_a_repeated_parent_key_is_followed_to_the_last_one_like_json_loads():
+    text = '{"o": {"n": "a"}, "o": {"n": "b"}}'
+    out = assert_only_span_changed(text, ("o", "n"), "new")
+    assert out == '{"o": {"n": "a"}, "o": {"n": "new"}}'
+    assert json.loads(out) == {"o": {"n": "new"}}
+
+
+def test_whitespace_escapes_and_raw_unicode_outside_the_value_are_kept_byte_for_byte():
+    text = (
+        '{\r\n  "caf\\u00e9" :\t"\\u00e9t\\u00e9 \\/ \\"q\\"",\n'
+        '  "raw": "déjà vu 😀",\n  "tool_choice" : {"function":{ "name" : "search.web" }}\n}\n'
+    )
+    out = assert_only_span_changed(text, ("tool_choice", "function", "name"), "search_web")
+    assert out == text.replace('"search.web"', '"search_web"')
+
+
+def test_the_new_value_is_written_as_json():
+    text = '{"a": "x", "b": 2}'
+    out = replace_values(text, {("a",): 'say "hi"\n'})
+    assert out == '{"a": "say \\"hi\\"\\n", "b": 2}'
+    assert json.loads(out)["a"] == 'say "hi"\n'
+
+
+def test_several_values_are_replaced_at_once_whatever_their_order():
+    text = '{"a": ["x", "y"], "b": {"c": "z"}}'
+    replacements = {("b", "c"): "Z", ("a", 0): "X", ("a", 1): "Y"}
+    out = replace_values(text, replacements)
+    assert out == '{"a": ["X", "Y"], "b": {"c": "Z"}}'
+
+
+def test_a_utf8_byte_order_mark_is_read_past_and_kept():
+    # json.loads(bytes) accepts it (utf-8-sig), so fix mode meets it.
+    text = '\ufeff{"a": "x"}'
+    assert replace_values(text, {("a",): "y"}) == '\ufeff{"a": "y"}'
+
+
+def test_deep_nesting_is_skipped_without_recursion():
+    deep = "[" * 100_000 + "]" * 100_000
+    text = '{"deep": ' + deep + ', "name": "x"}'
+    out = assert_only_span_changed(text, ("name",), "y")
+    assert out.endswith(', "name": "y"}')
+
+
+def test_a_path_deeper_than_the_recursion_limit_is_followed():
+    depth = 1_500
+    text = "[" * depth + '"x"' + "]" * depth
+    out = replace_values(text, {(0,) * depth: "y"})
+    assert out == "[" * depth + '"y"' + "]" * depth
+
+
+# Any JSON document, written with any of the separators clients use, and a path to one of its
+# strings: the splice must agree with json.loads on where that string is.
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _string_paths(value, where=()):
+    if isinstance(value, str):
+        yield where
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _string_paths(item, (*where, i))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _string_paths(item, (*where, key))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    doc=st.dictionaries(st.text(max_size=5), json_values, min_size=1, max_size=5),
+    indent=st.sampled_from([None, 0, 2, "\t"]),
+    separators=st.sampled_from([(", ", ": "), (",", ":"), (" , ", " : ")]),
+    ensure_ascii=st.booleans(),
+    new=st.text(),
+    data=st.data(),
+)
+def test_replacing_any_string_changes_only_that_string(
+    doc, indent, separators, ensure_ascii, new, data
+):
+    paths = list(_string_paths(doc))
+    if not paths:
+        return
+    where = data.draw(st.sampled_from(paths))
+    text = json.dumps(doc, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+    out = assert_only_span_changed(text, where, new)
+    expected = json.loads(text)
+    target = expected
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = new
+    assert json.loads(out) == expected

@@ -1,0 +1,860 @@
+"""The addon (addon/toolnames.py) on Chat Completions traffic, through mitmproxy's test helpers."""
+
+import contextlib
+import gzip
+import json
+import logging
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from mitmproxy import exceptions
+from mitmproxy import hooks
+from mitmproxy import http
+from mitmproxy import io
+from mitmproxy.test import taddons
+from mitmproxy.test import tflow
+from mitmproxy.test import tutils
+
+import toolnames
+
+ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addon" / "toolnames.py"
+
+
+def fn(name: str) -> dict:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+def named(name: str) -> dict:
+    return {"type": "function", "function": {"name": name}}
+
+
+# What Mastra sends for tools: {"search.web": t} and toolChoice {type: "tool", toolName: "search.web"}.
+MASTRA = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "user", "content": "hi"}],
+    "tools": [fn("search_web")],
+    "tool_choice": named("search.web"),
+}
+CLEAN = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "user", "content": "hi"}],
+    "tools": [fn("search_web")],
+    "tool_choice": "auto",
+}
+BAD_TOOL = {"model": "gpt-4o-mini", "messages": [], "tools": [fn("get_weather"), fn("search.web")]}
+CHAT_PATH = b"/v1/chat/completions"
+
+
+def chat_flow(
+    body: object = None,
+    *,
+    method: bytes = b"POST",
+    path: bytes = CHAT_PATH,
+    host: str = "api.openai.com",
+    live: bool = True,
+) -> http.HTTPFlow:
+    f = tflow.tflow(
+        req=tutils.treq(method=method, scheme=b"https", host=host, port=443, path=path), live=live
+    )
+    if body is not None:
+        f.request.text = body if isinstance(body, str) else json.dumps(body)
+    return f
+
+
+def provider_error(f: http.HTTPFlow) -> http.HTTPFlow:
+    """The provider's answer to a request it rejects (a 400 carries no tool calls to check)."""
+    body = json.dumps(
+        {"error": {"message": "Invalid tool_choice", "type": "invalid_request_error"}}
+    )
+    f.response = http.Response.make(
+        400, body, {"content-type": "application/json", "set-cookie": "s=1"}
+    )
+    return f
+
+
+@contextlib.contextmanager
+def running(**options):
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    tn = toolnames.ToolNames()
+    try:
+        with taddons.context(tn) as tctx:
+            # mitmproxy configures every option once at startup; taddons.context does not.
+            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
+            if options:
+                tctx.configure(tn, **options)
+            try:
+                yield tctx, tn
+            finally:
+                tn.done()
+    finally:
+        # The test master's log handler outlives its closed event loop; a second context in
+        # the same test would fail on the first log line without this.
+        for handler in set(root.handlers) - set(handlers):
+            root.removeHandler(handler)
+
+
+def warnings_logged(caplog) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "toolnames" and r.levelno == logging.WARNING
+    ]
+
+
+def assert_nothing_went_wrong(caplog) -> None:
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def read_flows(path: Path) -> list[http.HTTPFlow]:
+    with open(path, "rb") as fo:
+        return list(io.FlowReader(fo).stream())
+
+
+# --- modes ----------------------------------------------------------------------------------------
+
+
+def test_observe_mode_annotates_but_never_changes_a_byte_or_answers(caplog):
+    with running(toolnames_mode="observe") as (tctx, tn):
+        f = chat_flow(MASTRA)
+        sent = f.request.raw_content
+        headers = f.request.headers.copy()
+        tn.request(f)
+    assert f.request.raw_content == sent
+    assert f.request.headers == headers
+    assert f.response is None
+    assert f.metadata["toolnames"]["action"] == "observed"
+    assert f.marked == ":warning:"
+    assert_nothing_went_wrong(caplog)
+
+
+def test_fix_mode_rewrites_the_choice_to_the_offered_name_and_records_it():
+    with running(toolnames_mode="fix") as (tctx, tn):
+        f = chat_flow(MASTRA)
+        sent = f.request.text
+        tn.request(f)
+    assert f.request.text == sent.replace('"search.web"', '"search_web"')
+    assert f.request.headers["content-length"] == str(len(f.request.raw_content))
+    assert f.response is None
+    meta = f.metadata["toolnames"]
+    assert meta["action"] == "fixed"
+    assert meta["fixes"] == [
+        {
+            "path": "tool_choice.function.name",
+            "from": "search.web",
+            "to": "search_web",
+            "rewrite": "mastra+openai-agents",
+        }
+    ]
+    assert f.marked == ":hammer_and_wrench:"
+    assert (
+        f.comment
+        == "toolnames fixed tool_choice.function.name 'search.web' → 'search_web' (mastra+openai-agents)"
+    )
+
+
+def test_fix_mode_leaves_an_ambiguous_choice_alone_and_says_why():
+    body = {"tools": [fn("Search_Web"), fn("search_web")], "tool_choice": named("Search.Web")}
+    with running(toolnames_mode="fix") as (tctx, tn):
+        f = chat_flow(body)
+        sent = f.request.raw_content
+        tn.request(f)
+    assert f.request.raw_content == sent
+    meta = f.metadata["toolnames"]
+    assert meta["action"] == "observed"
+    assert "fixes" not in meta
+    (skipped,) = meta["fix_skipped"]
+    assert skipped["reason"].startswith("known rewrites map it to several offered tools")
+    assert f.marked == ":warning:"
+
+
+def test_fix_mode_keeps_a_gzip_body_gzipped():
+    with running(toolnames_mode="fix") as (tctx, tn):
+        f = chat_flow()
+        f.request.headers["content-encoding"] = "gzip"
+        f.request.text = json.dumps(MASTRA)
+        tn.request(f)
+    assert f.request.headers["content-encoding"] == "gzip"
+    assert json.loads(gzip.decompress(f.request.raw_content))["tool_choice"] == named("search_web")
+
+
+def test_block_mode_answers_400_in_openai_error_shape_naming_the_offered_tools():
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+    assert f.response.status_code == 400
+    assert f.response.headers["content-type"] == "application/json"
+    error = json.loads(f.response.content)["error"]
+    assert error["type"] == "invalid_request_error"
+    assert error["code"] == "choice-not-in-tools"
+    assert error["param"] == "tool_choice.function.name"
+    assert error["message"].startswith(
+        "toolnames: tool_choice.function.name 'search.web' (10 chars) names no offered tool"
+    )
+    assert "offered: 'search_web'" in error["message"]
+    assert error["message"].endswith(
+        "The request was blocked by toolnames and never reached the provider."
+    )
+    assert f.metadata["toolnames"]["action"] == "blocked"
+    assert f.marked == ":no_entry:"
+    assert f.comment.startswith("toolnames blocked: choice-not-in-tools: ")
+
+
+def test_block_mode_names_the_offered_tools_for_a_bad_tool_name_too():
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow(BAD_TOOL)
+        tn.request(f)
+    error = json.loads(f.response.content)["error"]
+    assert error["code"] == "name-invalid-chars"
+    assert "offered: 'get_weather', 'search.web'" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        CLEAN,
+        # Warnings are reported, never blocked: OpenAI documents no error for duplicates.
+        {"tools": [fn("a"), fn("a")]},
+        "not json",
+    ],
+)
+def test_block_mode_lets_requests_without_errors_through(body):
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow(body)
+        tn.request(f)
+    assert f.response is None
+
+
+async def test_a_blocked_flow_goes_through_the_full_event_sequence_once(tmp_path, caplog):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_mode="block", toolnames_save=str(path)) as (tctx, tn):
+        f = chat_flow(MASTRA)
+        await tctx.cycle(tn, f)
+    assert f.response.status_code == 400
+    (saved,) = read_flows(path)
+    assert saved.response.status_code == 400
+    assert len(warnings_logged(caplog)) == 1
+    assert_nothing_went_wrong(caplog)
+
+
+def test_the_addon_script_loads_configures_and_blocks():
+    with taddons.context() as tctx:
+        # Loading the script registers its addon and configures every option, as mitmdump -s does.
+        tn = tctx.script(str(ADDON_SCRIPT)).addons[0]
+        assert tn.max_body == 32 * 1024 * 1024
+        tctx.configure(tn, toolnames_mode="block")
+        f = chat_flow(MASTRA)
+        tn.request(f)
+    assert f.response.status_code == 400
+
+
+# --- marker, comment, metadata, log line ---------------------------------------------------------
+
+
+def test_metadata_records_api_rule_mode_action_and_findings_as_plain_json():
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+    meta = f.metadata["toolnames"]
+    assert json.loads(json.dumps(meta)) == meta
+    assert meta == {
+        "api": "openai-chat",
+        "rule": "openai",
+        "mode": "observe",
+        "action": "observed",
+        "findings": [
+            {
+                "code": "choice-not-in-tools",
+                "severity": "error",
+                "path": "tool_choice.function.name",
+                "message": "tool_choice.function.name 'search.web' (10 chars) names no offered tool; offered: 'search_web'",
+            }
+        ],
+    }
+
+
+def test_the_comment_is_one_line_that_leads_with_the_worst_finding():
+    body = {"tools": [fn("a"), fn("a"), fn("bad\nname")]}
+    with running() as (tctx, tn):
+        f = chat_flow(body)
+        tn.request(f)
+    assert "\n" not in f.comment
+    assert f.comment.startswith("toolnames error: name-invalid-chars: tools[2].function.name 'bad")
+    assert f.comment.endswith("(+1 more)")
+
+
+def test_one_warning_line_per_flagged_flow_and_none_for_a_clean_one(caplog):
+    caplog.set_level(logging.INFO)
+    with running() as (tctx, tn):
+        flagged, clean = chat_flow(MASTRA), chat_flow(CLEAN)
+        for f in (flagged, clean):
+            tn.request(f)
+            tn.response(provider_error(f))
+    (line,) = warnings_logged(caplog)
+    assert line == "POST api.openai.com/v1/chat/completions: " + flagged.comment
+    assert "toolnames" not in clean.metadata
+    assert (clean.marked, clean.comment) == ("", "")
+    assert_nothing_went_wrong(caplog)
+
+
+def test_a_users_own_marker_and_comment_are_kept():
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        f.marked = ":star:"
+        f.comment = "look at this later"
+        tn.request(f)
+    assert (f.marked, f.comment) == (":star:", "look at this later")
+    assert f.metadata["toolnames"]["findings"]
+
+
+def test_an_earlier_toolnames_marker_and_comment_are_replaced():
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow(MASTRA)
+        f.marked = ":warning:"
+        f.comment = "toolnames error: something from an earlier run"
+        tn.request(f)
+    assert f.marked == ":no_entry:"
+    assert f.comment.startswith("toolnames blocked: ")
+
+
+# --- live and non-live flows -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["fix", "block"])
+def test_a_flow_that_is_not_live_is_annotated_but_never_changed(mode):
+    with running(toolnames_mode=mode) as (tctx, tn):
+        f = chat_flow(MASTRA, live=False)
+        sent = f.request.raw_content
+        tn.request(f)
+    assert f.request.raw_content == sent
+    assert f.response is None
+    assert f.metadata["toolnames"]["action"] == "observed"
+    assert f.metadata["toolnames"]["mode"] == mode
+    assert f.marked == ":warning:"
+
+
+@pytest.mark.parametrize("mode", ["fix", "block"])
+def test_a_live_flow_that_already_has_a_response_is_not_changed(mode):
+    with running(toolnames_mode=mode) as (tctx, tn):
+        f = chat_flow(MASTRA)
+        f.response = tutils.tresp()
+        sent = f.request.raw_content
+        tn.request(f)
+    assert f.request.raw_content == sent
+    assert f.response.status_code == 200
+    assert f.metadata["toolnames"]["action"] == "observed"
+
+
+def test_a_flow_read_back_is_shown_from_its_metadata_without_reanalysis(caplog):
+    # Saved after a fix: the body is already correct, the metadata says what was done.
+    fixed_body = dict(MASTRA, tool_choice=named("search_web"))
+    meta = {
+        "api": "openai-chat",
+        "rule": "openai",
+        "mode": "fix",
+        "action": "fixed",
+        "findings": [
+            {
+                "code": "choice-not-in-tools",
+                "severity": "error",
+                "path": "tool_choice.function.name",
+                "message": "m",
+            }
+        ],
+        "fixes": [
+            {
+                "path": "tool_choice.function.name",
+                "from": "search.web",
+                "to": "search_web",
+                "rewrite": "mastra",
+            }
+        ],
+    }
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow(fixed_body, live=False)
+        f.metadata["toolnames"] = json.loads(json.dumps(meta))
+        tn.request(f)
+    assert f.metadata["toolnames"] == meta
+    assert f.marked == ":hammer_and_wrench:"
+    assert (
+        f.comment
+        == "toolnames fixed tool_choice.function.name 'search.web' → 'search_web' (mastra)"
+    )
+    assert f.response is None
+    assert len(warnings_logged(caplog)) == 1
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        "not a dict",
+        {"findings": "x"},
+        {"findings": [{"code": "x"}]},
+        {"action": "fixed"},
+        {"action": "fixed", "fixes": [{"path": 1}]},
+    ],
+)
+def test_a_flow_read_back_with_unreadable_metadata_is_left_alone(meta, caplog):
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA, live=False)
+        f.metadata["toolnames"] = meta
+        tn.request(f)
+    assert f.metadata["toolnames"] == meta
+    assert (f.marked, f.comment) == ("", "")
+    assert_nothing_went_wrong(caplog)
+
+
+# --- options ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options,match",
+    [
+        (
+            {"toolnames_rule": ["openrouter.ai"]},
+            "Cannot parse toolnames_rule: expected HOST_PATTERN=RULE",
+        ),
+        (
+            {"toolnames_rule": ["openrouter.ai=claude"]},
+            "Cannot parse toolnames_rule: unknown rule 'claude'",
+        ),
+        ({"toolnames_rule": ["=anthropic"]}, "Cannot parse toolnames_rule"),
+        ({"toolnames_filter": "~~"}, "Cannot parse toolnames_filter"),
+        ({"toolnames_filter": "~d"}, "Cannot parse toolnames_filter"),
+        ({"toolnames_max_body": "lots"}, "Cannot parse toolnames_max_body"),
+        ({"toolnames_max_body": "12q"}, "Cannot parse toolnames_max_body"),
+    ],
+)
+def test_bad_option_values_are_options_errors(options, match):
+    with running() as (tctx, tn), pytest.raises(exceptions.OptionsError, match=match):
+        tctx.configure(tn, **options)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="toolnames.py does not validate toolnames_mode; mitmproxy does not enforce an option's "
+    "choices, so a typo silently runs observe mode",
+)
+@pytest.mark.parametrize("mode", ["blocking", "Fix", "rewrite"])
+def test_an_unknown_mode_is_an_options_error(mode):
+    with running() as (tctx, tn), pytest.raises(exceptions.OptionsError, match="toolnames_mode"):
+        tctx.configure(tn, toolnames_mode=mode)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="toolnames.py accepts a negative toolnames_max_body, which leaves every body unread",
+)
+def test_a_negative_max_body_is_an_options_error():
+    with (
+        running() as (tctx, tn),
+        pytest.raises(exceptions.OptionsError, match="toolnames_max_body"),
+    ):
+        tctx.configure(tn, toolnames_max_body="-1")
+
+
+@pytest.mark.parametrize("where", ["directory", "under_a_file"])
+def test_an_unwritable_save_path_is_an_options_error(tmp_path, where):
+    path = tmp_path if where == "directory" else tmp_path / "file" / "flows.mitm"
+    (tmp_path / "file").write_text("x")
+    with (
+        running() as (tctx, tn),
+        pytest.raises(exceptions.OptionsError, match="Cannot open toolnames_save file"),
+    ):
+        tctx.configure(tn, toolnames_save=str(path))
+        assert tn.writer is None
+
+
+def test_a_rule_override_checks_a_host_against_another_providers_rule():
+    body = {"tools": [fn("get-weather")]}
+    with running(toolnames_rule=["api.example.com=anthropic", "*.openai.com=portable"]) as (
+        tctx,
+        tn,
+    ):
+        f = chat_flow(body)
+        tn.request(f)
+        g = chat_flow(body, host="api.example.com")
+        tn.request(g)
+    assert f.metadata["toolnames"]["rule"] == "portable"
+    assert [x["code"] for x in f.metadata["toolnames"]["findings"]] == ["name-invalid-chars"]
+    assert "toolnames" not in g.metadata  # hyphens are fine for Anthropic
+
+
+def test_the_filter_limits_which_flows_are_inspected():
+    with running(toolnames_filter="~d api.openai.com", toolnames_mode="block") as (tctx, tn):
+        inside, outside = chat_flow(MASTRA), chat_flow(MASTRA, host="llm.internal")
+        tn.request(inside)
+        tn.request(outside)
+    assert inside.response is not None
+    assert outside.response is None and "toolnames" not in outside.metadata
+
+
+def test_clearing_the_filter_inspects_everything_again():
+    with running(toolnames_filter="~d nowhere.example") as (tctx, tn):
+        tctx.configure(tn, toolnames_filter=None)
+        f = chat_flow(MASTRA)
+        tn.request(f)
+    assert "toolnames" in f.metadata
+
+
+@pytest.mark.parametrize("limit,read", [("1k", False), ("64k", True), ("32m", True)])
+def test_a_body_over_max_body_is_left_unread_and_flagged(limit, read):
+    body = dict(BAD_TOOL, messages=[{"role": "user", "content": "x" * 4000}])
+    with running(toolnames_max_body=limit, toolnames_mode="block") as (tctx, tn):
+        f = chat_flow(body)
+        sent = f.request.raw_content
+        tn.request(f)
+    codes = [x["code"] for x in f.metadata["toolnames"]["findings"]]
+    if read:
+        assert codes == ["name-invalid-chars"]
+    else:
+        assert codes == ["request-unreadable"]
+        assert f.metadata["toolnames"]["findings"][0]["message"].endswith(
+            f"the body is {len(sent)} bytes, over toolnames_max_body"
+        )
+        assert f.request.raw_content == sent and f.response is None
+
+
+# --- saving ----------------------------------------------------------------------------------------
+
+
+def test_flagged_flows_are_appended_once_complete_and_readable(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        first, second = chat_flow(MASTRA), chat_flow(BAD_TOOL)
+        tn.request(first)
+        tn.request(second)
+        assert path.read_bytes() == b""  # nothing is saved before the flow is complete
+        tn.response(provider_error(first))
+        tn.response(provider_error(second))
+    saved = read_flows(path)
+    assert [s.id for s in saved] == [first.id, second.id]
+    assert saved[0].metadata["toolnames"]["findings"] == first.metadata["toolnames"]["findings"]
+    assert saved[0].request.content == first.request.content
+    assert saved[0].response.status_code == 400
+    assert (saved[0].marked, saved[0].comment) == (first.marked, first.comment)
+
+
+def test_a_flow_that_ends_in_an_error_is_saved_from_the_error_hook(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        f.error = tflow.terr()
+        tn.error(f)
+    (saved,) = read_flows(path)
+    assert saved.error.msg == f.error.msg
+    assert saved.response is None
+
+
+def test_a_flow_is_never_saved_twice(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        provider_error(f)
+        tn.response(f)
+        tn.response(f)
+        f.error = tflow.terr()
+        tn.error(f)
+    assert len(read_flows(path)) == 1
+
+
+def test_unflagged_flows_and_flows_that_are_not_llm_calls_are_not_saved(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        for f in (
+            chat_flow(CLEAN),
+            chat_flow(MASTRA, path=b"/v1/embeddings"),
+            chat_flow(MASTRA, method=b"GET"),
+        ):
+            tn.request(f)
+            tn.response(provider_error(f))
+    assert read_flows(path) == []
+
+
+def test_the_save_file_is_created_readable_by_its_owner_only(tmp_path):
+    path = tmp_path / "sub" / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        pass
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_reopening_the_save_file_appends_to_it(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    for _ in range(2):
+        with running(toolnames_save=str(path)) as (tctx, tn):
+            f = chat_flow(MASTRA)
+            tn.request(f)
+            tn.response(provider_error(f))
+    assert len(read_flows(path)) == 2
+
+
+def test_clearing_toolnames_save_stops_saving(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        tctx.configure(tn, toolnames_save=None)
+        assert tn.writer is None
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        tn.response(provider_error(f))
+    assert read_flows(path) == []
+
+
+SECRET_REQUEST_HEADERS = [
+    "authorization",
+    "proxy-authorization",
+    "api-key",
+    "x-api-key",
+    "x-goog-api-key",
+    "x-amz-security-token",
+    "cookie",
+]
+SECRET_QUERY = [
+    "key",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_token",
+    "token",
+    "sig",
+    "x-amz-security-token",
+    "x-amz-signature",
+    "x-amz-credential",
+    # Query names are matched case-insensitively, as AWS and Azure spell them.
+    "X-Amz-Signature",
+    "Key",
+]
+
+
+def secret_flow() -> http.HTTPFlow:
+    query = "&".join(f"{name}=secret-{i}" for i, name in enumerate(SECRET_QUERY))
+    f = chat_flow(MASTRA, path=CHAT_PATH + b"?api-version=2024-10-21&" + query.encode())
+    for name in SECRET_REQUEST_HEADERS:
+        f.request.headers[name] = f"secret-{name}"
+    f.request.headers.add("cookie", "second=secret")
+    f.request.headers["user-agent"] = "OpenAI/Python 3.57.0"
+    return f
+
+
+def test_saved_copies_have_every_credential_redacted_and_the_live_flow_keeps_them(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        f = secret_flow()
+        tn.request(f)
+        tn.response(provider_error(f))
+    (saved,) = read_flows(path)
+    for name in SECRET_REQUEST_HEADERS:
+        assert saved.request.headers.get_all(name) == ["REDACTED-by-toolnames"] * len(
+            f.request.headers.get_all(name)
+        )
+        assert f.request.headers[name].startswith("secret")
+    assert saved.request.headers.get_all("cookie") == ["REDACTED-by-toolnames"] * 2
+    assert saved.response.headers["set-cookie"] == "REDACTED-by-toolnames"
+    assert f.response.headers["set-cookie"] == "s=1"
+    for name in SECRET_QUERY:
+        assert saved.request.query[name] == "REDACTED-by-toolnames"
+        assert f.request.query[name].startswith("secret-")
+    assert "secret" not in saved.request.url
+    # Everything else is kept.
+    assert saved.request.query["api-version"] == "2024-10-21"
+    assert saved.request.headers["user-agent"] == "OpenAI/Python 3.57.0"
+    assert saved.request.content == f.request.content
+    assert saved.id == f.id
+
+
+def test_with_redaction_off_flows_are_saved_as_they_are(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path), toolnames_redact=False) as (tctx, tn):
+        f = secret_flow()
+        tn.request(f)
+        tn.response(provider_error(f))
+    (saved,) = read_flows(path)
+    assert saved.request.headers == f.request.headers
+    assert saved.request.url == f.request.url
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+
+def gzip_body(f: http.HTTPFlow, body: dict) -> None:
+    f.request.headers["content-encoding"] = "gzip"
+    f.request.content = json.dumps(body).encode()
+
+
+def garbled_gzip(f: http.HTTPFlow) -> None:
+    f.request.headers["content-encoding"] = "gzip"
+    f.request.raw_content = b"this is not gzip"
+
+
+def streamed(f: http.HTTPFlow) -> None:
+    f.request.raw_content = None
+
+
+BAD_INPUTS = [
+    (
+        "not json",
+        lambda f: setattr(f.request, "text", "tools: [search.web]"),
+        "the body is not JSON",
+    ),
+    (
+        "a JSON array",
+        lambda f: setattr(f.request, "text", '[{"tools": []}]'),
+        "the body is an array, not a JSON object",
+    ),
+    (
+        "a JSON string",
+        lambda f: setattr(f.request, "text", '"tools"'),
+        "the body is a string, not a JSON object",
+    ),
+    (
+        "invalid UTF-8",
+        lambda f: setattr(f.request, "content", b'{"tools": "\xff"}'),
+        "the body is not JSON",
+    ),
+    ("invalid gzip", garbled_gzip, "its content-encoding could not be decoded"),
+    (
+        "100000 levels of [",
+        lambda f: setattr(f.request, "text", "[" * 100_000),
+        "the JSON is nested too deeply to read",
+    ),
+    (
+        "deep nesting inside tools",
+        lambda f: setattr(f.request, "text", '{"tools": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+        "the JSON is nested too deeply to read",
+    ),
+    ("a streamed request", streamed, "the body was streamed through the proxy"),
+]
+
+
+@pytest.mark.parametrize("mode", ["observe", "fix", "block"])
+@pytest.mark.parametrize("setup,says", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS])
+def test_a_body_that_cannot_be_read_is_flagged_unreadable_and_passed_on(setup, says, mode, caplog):
+    with running(toolnames_mode=mode) as (tctx, tn):
+        f = chat_flow()
+        setup(f)
+        sent = f.request.raw_content
+        tn.request(f)
+        tn.response(provider_error(f))
+    (finding,) = f.metadata["toolnames"]["findings"]
+    assert (finding["code"], finding["severity"], finding["path"]) == (
+        "request-unreadable",
+        "warning",
+        "",
+    )
+    assert finding["message"].startswith("toolnames could not read this request: " + says)
+    assert f.request.raw_content == sent
+    assert f.response.status_code == 400  # the provider's answer, not a block
+    assert f.marked == ":warning:"
+    assert len(warnings_logged(caplog)) == 1
+    assert_nothing_went_wrong(caplog)
+
+
+def test_a_gzip_body_is_checked_after_decoding():
+    with running() as (tctx, tn):
+        f = chat_flow()
+        gzip_body(f, BAD_TOOL)
+        tn.request(f)
+    assert [x["code"] for x in f.metadata["toolnames"]["findings"]] == ["name-invalid-chars"]
+
+
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        (b"GET", CHAT_PATH),
+        (b"PUT", CHAT_PATH),
+        (b"POST", b"/v1/embeddings"),
+        (b"POST", b"/v1/chat/completions/extra"),
+        (b"POST", b"/v1/models"),
+    ],
+)
+@pytest.mark.parametrize("mode", ["observe", "fix", "block"])
+def test_other_methods_and_paths_are_ignored(method, path, mode, caplog):
+    with running(toolnames_mode=mode) as (tctx, tn):
+        f = chat_flow(MASTRA, method=method, path=path)
+        sent = f.request.raw_content
+        tn.request(f)
+        tn.response(provider_error(f))
+    assert f.request.raw_content == sent
+    assert "toolnames" not in f.metadata
+    assert warnings_logged(caplog) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        b"/v1/chat/completions?api-version=1",
+        b"/openai/deployments/gpt/chat/completions/",
+        b"/api/v1/chat/completions",
+    ],
+)
+def test_chat_completions_is_recognised_under_any_prefix_and_query(path):
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA, path=path)
+        tn.request(f)
+    assert f.metadata["toolnames"]["api"] == "openai-chat"
+
+
+def test_a_body_without_tool_keys_is_left_without_annotation():
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
+        tn.request(f)
+    assert "toolnames" not in f.metadata and f.response is None
+
+
+def test_a_name_with_a_lone_surrogate_still_lets_the_flow_be_saved(tmp_path, caplog):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        f = chat_flow('{"tools": [{"type": "function", "function": {"name": "bad\\ud800"}}]}')
+        tn.request(f)
+        tn.response(provider_error(f))
+    (saved,) = read_flows(path)
+    assert "bad\\ud800" in saved.metadata["toolnames"]["findings"][0]["message"]
+    assert "bad\\ud800" in saved.comment
+    assert_nothing_went_wrong(caplog)
+
+
+# --- reading saved flows back ----------------------------------------------------------------------
+
+
+def test_flows_read_back_show_the_same_annotations_as_the_live_run(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    bodies = [MASTRA, BAD_TOOL, {"tools": [fn("a"), fn("a")]}, "not json"]
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        live = [chat_flow(body) for body in bodies]
+        for f in live:
+            tn.request(f)
+            tn.response(provider_error(f))
+    with open(path, "rb") as fo:
+        back = list(io.FlowReader(fo).stream())
+    assert [f.live for f in back] == [False] * len(bodies)
+    for f in back:
+        f.marked, f.comment = "", ""
+    with running(toolnames_mode="block") as (tctx, tn):
+        for f in back:
+            tn.request(f)
+            tn.response(f)
+    for before, after in zip(live, back, strict=True):
+        assert after.metadata["toolnames"]["findings"] == before.metadata["toolnames"]["findings"]
+        assert (after.marked, after.comment) == (before.marked, before.comment)
+        assert after.response.status_code == 400  # still the provider's answer
+
+
+def test_flows_read_back_without_metadata_are_analysed_afresh(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        tn.response(provider_error(f))
+    (back,) = read_flows(path)
+    back.metadata.clear()
+    back.marked, back.comment = "", ""
+    with running(toolnames_mode="fix") as (tctx, tn):
+        tn.request(back)
+    assert back.metadata["toolnames"]["findings"] == f.metadata["toolnames"]["findings"]
+    assert back.metadata["toolnames"]["action"] == "observed"  # not live: never fixed
+    assert back.request.content == f.request.content
+    assert (back.marked, back.comment) == (f.marked, f.comment)
