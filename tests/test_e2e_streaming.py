@@ -1,0 +1,228 @@
+"""Streamed responses through a real mitmdump: they stay streams, byte for byte, and get checked."""
+
+import http.client
+import json
+import re
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from mitmproxy import io
+
+BASELINE_SCRIPT = Path(__file__).parent / "e2e" / "stream_everything.py"
+CLIENT_TIMEOUT = 20  # only a failure guard: a buffered stream would leave the client waiting
+
+TOOLS_CHAT = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+]
+
+# One streamed request per format, as the stand-in provider serves them (providers.md §2-§7).
+STREAMS = {
+    "openai-chat": (
+        "/v1/chat/completions",
+        {
+            "model": "gpt-4o-mini",
+            "stream": True,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": TOOLS_CHAT,
+        },
+    ),
+    "openai-responses": (
+        "/v1/responses",
+        {
+            "model": "gpt-4.1",
+            "stream": True,
+            "input": "hi",
+            "tools": [
+                {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+            ],
+        },
+    ),
+    "anthropic-messages": (
+        "/v1/messages",
+        {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 64,
+            "stream": True,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+        },
+    ),
+    "gemini": (
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+        {
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "tools": [{"functionDeclarations": [{"name": "get_weather"}]}],
+        },
+    ),
+    "bedrock-converse": (
+        "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream",
+        {
+            "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+            "toolConfig": {
+                "tools": [
+                    {
+                        "toolSpec": {
+                            "name": "get_weather",
+                            "inputSchema": {"json": {"type": "object"}},
+                        }
+                    }
+                ]
+            },
+        },
+    ),
+}
+
+
+def open_stream(proxy_url: str, path: str, body: dict, headers: dict) -> http.client.HTTPResponse:
+    target = urlsplit(proxy_url)
+    conn = http.client.HTTPConnection(target.hostname, target.port, timeout=CLIENT_TIMEOUT)
+    conn.request(
+        "POST", path, json.dumps(body).encode(), {"content-type": "application/json", **headers}
+    )
+    response = conn.getresponse()
+    assert response.status == 200, response.read()
+    return response
+
+
+def read_all(response: http.client.HTTPResponse) -> bytes:
+    data = b""
+    while chunk := response.read1(65536):
+        data += chunk
+    return data
+
+
+def wait_for_flows(path: Path, count: int, timeout: float = 10.0) -> list:
+    # The flow is saved when mitmproxy finishes it, just after the client's last byte.
+    deadline = time.monotonic() + timeout
+    while True:
+        flows = list(io.FlowReader(path.open("rb")).stream()) if path.exists() else []
+        if len(flows) >= count or time.monotonic() > deadline:
+            return flows
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("script", ["addon", "baseline"])
+@pytest.mark.parametrize("api", sorted(STREAMS))
+def test_first_chunk_reaches_the_client_before_the_provider_finishes(
+    mitmdump, mitmdump_binary, standin, api, script
+):
+    proxy = mitmdump(
+        binary=mitmdump_binary, **({} if script == "addon" else {"script": BASELINE_SCRIPT})
+    )
+    path, body = STREAMS[api]
+    token = uuid.uuid4().hex
+    response = open_stream(proxy.url, path, body, {"x-standin-hold": token})
+    # The provider holds everything after its first event until released: if any proxy
+    # buffered the stream, this read would wait for the provider and fail on the timeout.
+    first = response.read1(65536)
+    assert first
+    standin.release(token)
+    received = first + read_all(response)
+    assert received == standin.requests[-1]["response_body"]
+
+
+@pytest.mark.parametrize("api", sorted(STREAMS))
+def test_streamed_call_to_a_tool_never_offered_is_flagged_on_the_saved_flow(
+    mitmdump, mitmdump_binary, standin, tmp_path, api
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
+    path, body = STREAMS[api]
+    response = open_stream(
+        proxy.url, path, body, {"x-standin-call": "delete_everything", "x-standin-delay-ms": "5"}
+    )
+    received = read_all(response)
+    assert received == standin.requests[-1]["response_body"]
+
+    (flow,) = wait_for_flows(saved, 1)
+    findings = flow.metadata["toolnames"]["findings"]
+    assert [f["code"] for f in findings] == ["response-unknown-tool"]
+    assert "'delete_everything'" in findings[0]["message"]
+    assert findings[0]["path"].startswith("events[")
+    assert flow.marked == ":warning:"
+    assert "Traceback" not in proxy.log_text()
+
+
+def test_stream_that_breaks_off_is_saved_with_what_was_seen_and_no_exception(
+    mitmdump, mitmdump_binary, standin, tmp_path
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
+    path, body = STREAMS["openai-chat"]
+    body = {**body, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}
+    # Events: role, the call's name, argument fragments...; the provider drops the connection after 2.
+    response = open_stream(
+        proxy.url, path, body, {"x-standin-call": "rm_rf", "x-standin-break-after": "2"}
+    )
+    with pytest.raises(http.client.IncompleteRead):
+        read_all(response)
+
+    (flow,) = wait_for_flows(saved, 1)
+    assert flow.error is not None
+    codes = [f["code"] for f in flow.metadata["toolnames"]["findings"]]
+    assert "response-unknown-tool" in codes
+    assert "Traceback" not in proxy.log_text()
+
+
+def _sdk_stream_events(kind: str, base_url: str) -> list:
+    """Consume one streamed call with a real SDK, as an app would, and keep every event."""
+    if kind == "openai-chat":
+        import openai
+
+        client = openai.OpenAI(
+            base_url=base_url + "/v1", api_key="sk-test-not-a-key", max_retries=0
+        )
+        stream = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            tools=TOOLS_CHAT,
+            tool_choice={"type": "function", "function": {"name": "get_weather"}},
+            stream=True,
+        )
+    elif kind == "openai-responses":
+        import openai
+
+        client = openai.OpenAI(
+            base_url=base_url + "/v1", api_key="sk-test-not-a-key", max_retries=0
+        )
+        stream = client.responses.create(
+            model="gpt-4.1",
+            input="hi",
+            tools=[
+                {
+                    "type": "function",
+                    "name": "get_weather",
+                    "parameters": {"type": "object"},
+                    "strict": False,
+                }
+            ],
+            tool_choice={"type": "function", "name": "get_weather"},
+            stream=True,
+        )
+    else:
+        import anthropic
+
+        client = anthropic.Anthropic(base_url=base_url, api_key="test-not-a-key", max_retries=0)
+        stream = client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=64,
+            messages=[{"role": "user", "content": "hi"}],
+            tools=[{"name": "get_weather", "input_schema": {"type": "object"}}],
+            tool_choice={"type": "tool", "name": "get_weather"},
+            stream=True,
+        )
+    return [event.model_dump() for event in stream]
+
+
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize("kind", ["openai-chat", "openai-responses", "anthropic-messages"])
+def test_sdk_consuming_a_stream_sees_no_difference_with_the_addon(mitmdump, mitmdump_binary, kind):
+    with_addon = mitmdump(binary=mitmdump_binary)
+    without = mitmdump(binary=mitmdump_binary, script=None)
+    events = _sdk_stream_events(kind, with_addon.url)
+    assert events == _sdk_stream_events(kind, without.url)
+    assert any("get_weather" in json.dumps(e) for e in events)
+    assert not re.search(r"toolnames (error|warning|fixed|blocked)", with_addon.log_text())
