@@ -18,6 +18,7 @@ Usage:
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Sequence
 from typing import Optional
 
@@ -31,11 +32,13 @@ from toolnames_core import analysis
 from toolnames_core import annotate
 from toolnames_core import calls
 from toolnames_core import endpoints
+from toolnames_core import mitm_flows
 from toolnames_core import mitm_save
 
 logger = logging.getLogger(__name__)
 
-META_KEY = "toolnames"
+META_KEY = mitm_flows.META_KEY
+MODES = ("observe", "fix", "block")
 
 
 class ToolNames:
@@ -44,6 +47,8 @@ class ToolNames:
         self.filter: flowfilter.TFilter | None = None
         self.max_body: int = 0
         self.writer: mitm_save.FlaggedFlowWriter | None = None
+        # Flows read back from a file whose toolnames metadata was shown as recorded.
+        self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
 
     def load(self, loader):
         loader.add_option(
@@ -54,7 +59,7 @@ class ToolNames:
             "a byte. fix: also rewrite a named tool choice that matches exactly one offered tool under a "
             "known client rewrite (Mastra, OpenAI Agents SDK). block: answer a request with an error finding "
             "with HTTP 400 in the provider's own error shape, so it never reaches the provider.",
-            choices=["observe", "fix", "block"],
+            choices=list(MODES),
         )
         loader.add_option(
             "toolnames_save",
@@ -91,10 +96,15 @@ class ToolNames:
             str,
             "32m",
             "Leave request bodies larger than this unread and forward them unchanged (the flow is "
-            "annotated as unread). Accepts sizes like 512k or 32m.",
+            "annotated as unread). Accepts sizes like 512k or 32m; 0 reads every body.",
         )
 
     def configure(self, updated):
+        # mitmproxy shows an option's choices but does not enforce them.
+        if "toolnames_mode" in updated and ctx.options.toolnames_mode not in MODES:
+            raise exceptions.OptionsError(
+                f"toolnames_mode must be one of {', '.join(MODES)}, not {ctx.options.toolnames_mode!r}"
+            )
         if "toolnames_rule" in updated:
             try:
                 self.overrides = tuple(
@@ -113,6 +123,8 @@ class ToolNames:
         if "toolnames_max_body" in updated:
             try:
                 self.max_body = human.parse_size(ctx.options.toolnames_max_body) or 0
+                if self.max_body < 0:
+                    raise ValueError("a size cannot be negative")
             except ValueError as e:
                 raise exceptions.OptionsError(f"Cannot parse toolnames_max_body: {e}") from e
         if "toolnames_save" in updated:
@@ -142,13 +154,14 @@ class ToolNames:
             return
         if not flow.live and META_KEY in flow.metadata:
             # A saved flow read back: show what the live run decided, fixes and blocks included.
-            self._show(flow)
+            self.read_back.add(flow)
+            self._log(flow, mitm_flows.show(flow))
             return
         rule = endpoints.choose_rule(api, flow.request.pretty_host, self.overrides)
         mode = ctx.options.toolnames_mode
         # Only traffic that is still on its way can be changed.
         mutable = flow.live and flow.response is None and flow.error is None
-        content, problem = self._content(flow.request)
+        content, problem = mitm_flows.request_content(flow.request, self.max_body)
         if problem:
             result = analysis.RequestAnalysis(api, rule, findings=[analysis.unreadable(problem)])
         else:
@@ -165,31 +178,7 @@ class ToolNames:
             flow.metadata[META_KEY] = annotate.metadata(
                 api, rule, mode, action, result.findings, result.fixes, result.fix_skipped
             )
-            self._show(flow)
-
-    def _content(self, message: http.Message) -> tuple[bytes, str | None]:
-        if message.raw_content is None:
-            return b"", "the body was streamed through the proxy, so it was never held to read"
-        if self.max_body and len(message.raw_content) > self.max_body:
-            return b"", f"the body is {len(message.raw_content)} bytes, over toolnames_max_body"
-        try:
-            return message.get_content(strict=True) or b"", None
-        except ValueError as e:
-            return b"", f"its content-encoding could not be decoded ({e})"
-
-    def _show(self, flow: http.HTTPFlow) -> None:
-        meta = flow.metadata[META_KEY]
-        outcome = annotate.outcome(meta)
-        if outcome is None:
-            return
-        if not flow.marked or flow.marked in annotate.MARKERS.values():
-            flow.marked = annotate.MARKERS[outcome]
-        text = annotate.comment(meta)
-        if not flow.comment or flow.comment.startswith(annotate.COMMENT_PREFIX):
-            flow.comment = text
-        logger.warning(
-            "%s %s%s: %s", flow.request.method, flow.request.pretty_host, flow.request.path, text
-        )
+            mitm_flows.show(flow)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         # Streaming is decided here, before mitmproxy starts buffering the body: a
@@ -203,63 +192,50 @@ class ToolNames:
             response.stream = calls.StreamTap(fmt)
 
     def response(self, flow: http.HTTPFlow) -> None:
-        self._check_response(flow, complete=True)
-        self._save(flow)
+        self._complete(flow, complete=True)
 
     def error(self, flow: http.HTTPFlow) -> None:
         # A stream that broke off: check what was seen, and claim nothing about the rest.
-        if flow.response and isinstance(flow.response.stream, calls.StreamTap):
-            self._check_response(flow, complete=False)
+        self._complete(flow, complete=False)
+
+    def _complete(self, flow: http.HTTPFlow, complete: bool) -> None:
+        """The flow is done: check its response, log it once, save it if flagged."""
+        api = self._api(flow)
+        if api is None:
+            return
+        if flow in self.read_back:
+            self.read_back.discard(flow)  # its line was logged when its request was shown
+        else:
+            meta = flow.metadata.get(META_KEY)
+            if meta is None or annotate.well_formed(meta) and meta.get("action") != "blocked":
+                self._add_response_findings(flow, api, complete)
+            self._log(flow, mitm_flows.show(flow))
         self._save(flow)
 
-    def _check_response(self, flow: http.HTTPFlow, complete: bool) -> None:
-        api = self._api(flow)
-        response = flow.response
-        meta = flow.metadata.get(META_KEY, {})
-        if api is None or response is None or meta.get("action") == "blocked":
-            return
-        if not flow.live and meta:
-            return  # read back: the request hook already showed what the live run found
-        if not 200 <= response.status_code < 300:
-            return
-        tap = response.stream if isinstance(response.stream, calls.StreamTap) else None
-        if tap is not None:
-            if tap.checked:
-                return
-            tap.checked = True
-            found, problem = tap.calls(), tap.problem()
-            complete = complete and tap.ended
-        elif response.raw_content is not None:
-            content_type = response.headers.get("content-type", "")
-            found, problem = analysis.read_response_calls(
-                api, content_type, response.get_content(strict=False) or b""
-            )
-        else:
-            return  # streamed by someone else and not stored: nothing to read
-        findings = analysis.analyse_response(
-            flow.request.get_content(strict=False), api, found, complete
-        )
-        if problem:
-            findings.append(problem)
+    def _add_response_findings(self, flow: http.HTTPFlow, api: str, complete: bool) -> None:
+        findings = mitm_flows.response_findings(flow, api, complete)
         if not findings:
             return
         if META_KEY in flow.metadata:
-            flow.metadata[META_KEY]["findings"] += [f.to_dict() for f in findings]
+            flow.metadata[META_KEY]["findings"] += annotate.storable(
+                [f.to_dict() for f in findings]
+            )
         else:
             rule = endpoints.choose_rule(api, flow.request.pretty_host, self.overrides)
             flow.metadata[META_KEY] = annotate.metadata(
                 api, rule, ctx.options.toolnames_mode, "observed", findings
             )
-        self._show(flow)
+
+    def _log(self, flow: http.HTTPFlow, comment: str | None) -> None:
+        if comment:
+            request = flow.request
+            logger.warning(
+                "%s %s%s: %s", request.method, request.pretty_host, request.path, comment
+            )
 
     def _save(self, flow: http.HTTPFlow) -> None:
         meta = flow.metadata.get(META_KEY)
-        if (
-            self.writer is None
-            or meta is None
-            or not annotate.is_flagged(meta)
-            or meta.get("saved")
-        ):
+        if self.writer is None or not annotate.is_flagged(meta) or meta.get("saved"):
             return
         saved = mitm_save.redacted_copy(flow) if ctx.options.toolnames_redact else flow
         self.writer.add(saved)

@@ -300,6 +300,23 @@ def test_one_warning_line_per_flagged_flow_and_none_for_a_clean_one(caplog):
     assert_nothing_went_wrong(caplog)
 
 
+def test_request_and_response_findings_share_one_warning_line_when_the_flow_completes(caplog):
+    caplog.set_level(logging.INFO)
+    with running() as (tctx, tn):
+        f = chat_flow(BAD_TOOL)
+        tn.request(f)
+        assert warnings_logged(caplog) == []  # the flow is not complete yet
+        call = {"type": "function", "function": {"name": "delete_all", "arguments": "{}"}}
+        body = {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [call]}}]}
+        f.response = http.Response.make(200, json.dumps(body), {"content-type": "application/json"})
+        tn.response(f)
+    (line,) = warnings_logged(caplog)
+    codes = [x["code"] for x in f.metadata["toolnames"]["findings"]]
+    assert codes == ["name-invalid-chars", "response-unknown-tool"]
+    assert line.endswith(f.comment)
+    assert f.comment.endswith("(+1 more)")
+
+
 def test_a_users_own_marker_and_comment_are_kept():
     with running() as (tctx, tn):
         f = chat_flow(MASTRA)
@@ -433,21 +450,12 @@ def test_bad_option_values_are_options_errors(options, match):
         tctx.configure(tn, **options)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="toolnames.py does not validate toolnames_mode; mitmproxy does not enforce an option's "
-    "choices, so a typo silently runs observe mode",
-)
 @pytest.mark.parametrize("mode", ["blocking", "Fix", "rewrite"])
 def test_an_unknown_mode_is_an_options_error(mode):
     with running() as (tctx, tn), pytest.raises(exceptions.OptionsError, match="toolnames_mode"):
         tctx.configure(tn, toolnames_mode=mode)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="toolnames.py accepts a negative toolnames_max_body, which leaves every body unread",
-)
 def test_a_negative_max_body_is_an_options_error():
     with (
         running() as (tctx, tn),

@@ -1,0 +1,62 @@
+"""The glue between mitmproxy flows and the pure core: bodies out, annotations in."""
+
+from __future__ import annotations
+
+from mitmproxy import http
+
+from toolnames_core import analysis
+from toolnames_core import annotate
+from toolnames_core import calls
+from toolnames_core.model import Finding
+
+META_KEY = "toolnames"
+
+
+def request_content(message: http.Message, max_body: int) -> tuple[bytes, str | None]:
+    """The decoded body, or why it cannot be read without changing the flow."""
+    if message.raw_content is None:
+        return b"", "the body was streamed through the proxy, so it was never held to read"
+    if max_body and len(message.raw_content) > max_body:
+        return b"", f"the body is {len(message.raw_content)} bytes, over toolnames_max_body"
+    try:
+        return message.get_content(strict=True) or b"", None
+    except ValueError as e:
+        return b"", f"its content-encoding could not be decoded ({e})"
+
+
+def response_findings(flow: http.HTTPFlow, api: str, complete: bool) -> list[Finding] | None:
+    """Findings about the calls in a successful response; None when there was nothing to read."""
+    response = flow.response
+    if response is None or not 200 <= response.status_code < 300:
+        return None
+    tap = response.stream if isinstance(response.stream, calls.StreamTap) else None
+    if tap is not None:
+        if tap.checked:
+            return None
+        tap.checked = True
+        found, problem = tap.calls(), tap.problem()
+        complete = complete and tap.ended
+    elif response.raw_content is not None:
+        content_type = response.headers.get("content-type", "")
+        content = response.get_content(strict=False) or b""
+        found, problem = analysis.read_response_calls(api, content_type, content)
+    else:
+        return None  # streamed by someone else and not stored: nothing to read
+    request = flow.request.get_content(strict=False)
+    findings = analysis.analyse_response(request, api, found, complete)
+    return [*findings, problem] if problem else findings
+
+
+def show(flow: http.HTTPFlow) -> str | None:
+    """Mark and comment a flagged flow; the comment, or None when the flow is not flagged."""
+    meta = flow.metadata.get(META_KEY)
+    outcome = annotate.outcome(meta) if annotate.well_formed(meta) else None
+    if outcome is None:
+        return None
+    # A user's own marker or comment is theirs: only ours are replaced.
+    if not flow.marked or flow.marked in annotate.MARKERS.values():
+        flow.marked = annotate.MARKERS[outcome]
+    text = annotate.comment(meta)
+    if not flow.comment or flow.comment.startswith(annotate.COMMENT_PREFIX):
+        flow.comment = text
+    return text
