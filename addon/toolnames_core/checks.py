@@ -9,6 +9,7 @@ from toolnames_core.model import RequestView
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import describe_name
 from toolnames_core.rules import name_violations
+from toolnames_core.rules import valid_name_pattern
 
 OFFERED_SHOWN = 12
 
@@ -23,6 +24,10 @@ def offered_text(view: RequestView) -> str:
 
 
 def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
+    # Valid, distinct names, the common case, are settled without a Python step per tool.
+    names = [tool.name for tool in view.tools if tool.kind != "builtin"]
+    if all(map(valid_name_pattern(rule).fullmatch, names)) and len(set(names)) == len(names):
+        return []
     findings = []
     seen: dict[str, list[str]] = defaultdict(list)
     for tool in view.tools:
@@ -87,7 +92,10 @@ def check_choices(view: RequestView) -> list[Finding]:
 
 def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
     findings = []
+    valid = valid_name_pattern(rule).fullmatch
     for ref in view.history:
+        if valid(ref.name):
+            continue
         reasons = name_violations(ref.name, rule)
         if reasons:
             why = "; ".join(reason for _, reason in reasons)

@@ -88,6 +88,18 @@ def describe_name(name: str) -> str:
 
 
 _compiled: dict[str, tuple[re.Pattern, re.Pattern | None]] = {}
+_valid: dict[NameRule, re.Pattern] = {}
+
+
+def valid_name_pattern(rule: NameRule) -> re.Pattern:
+    """A pattern whose fullmatch accepts exactly the names with no ``name_violations``: one
+    regex call settles the common case, a valid name, without building any message."""
+    pattern = _valid.get(rule)
+    if pattern is None:
+        first = f"(?=[{rule.first}])" if rule.first else ""
+        count = f"{{1,{rule.max_len}}}" if rule.max_len is not None else "+"
+        pattern = _valid[rule] = re.compile(f"{first}[{rule.chars}]{count}")
+    return pattern
 
 
 def _patterns(rule: NameRule) -> tuple[re.Pattern, re.Pattern | None]:
