@@ -293,11 +293,6 @@ MALFORMED_CASES = [
         id="choice-string",
     ),
     pytest.param(
-        {"tools": [tool("a")], "tool_choice": None},
-        [("choice-malformed", "tool_choice")],
-        id="choice-null",
-    ),
-    pytest.param(
         {"tools": [tool("a")], "tool_choice": {"type": "tool"}},
         [("choice-malformed", "tool_choice")],
         id="tool-choice-without-name",

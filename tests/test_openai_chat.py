@@ -76,7 +76,6 @@ def test_tools_given_tells_an_empty_list_from_no_list(body, tools_given):
     [
         ({"tools": "get_weather"}, [("tool-malformed", "tools")]),
         ({"tools": {"0": fn("x")}}, [("tool-malformed", "tools")]),
-        ({"tools": None}, [("tool-malformed", "tools")]),
         ({"tools": ["get_weather"]}, [("tool-malformed", "tools[0]")]),
         ({"tools": [None]}, [("tool-malformed", "tools[0]")]),
         ({"tools": [{"function": {"name": "x"}}]}, [("tool-malformed", "tools[0].type")]),
@@ -217,7 +216,6 @@ def test_tool_choice_and_function_call_are_both_read_when_both_are_sent():
         ),
         ("AUTO", "tool_choice", 'expected "none", "auto", "required" or an object'),
         (5, "tool_choice", "is a number, expected a string or an object"),
-        (None, "tool_choice", "is null, expected a string or an object"),
         (True, "tool_choice", "is a boolean, expected a string or an object"),
         (["auto"], "tool_choice", "is an array, expected a string or an object"),
         ({}, "tool_choice", 'expected type "function", "custom" or "allowed_tools"'),
@@ -291,7 +289,7 @@ def test_a_malformed_allowed_tools_entry_is_reported_and_the_others_still_count(
 
 
 @pytest.mark.parametrize(
-    "value", ["required", "any", 0, None, [], {"name": 3}, {"function": {"name": "a"}}]
+    "value", ["required", "any", 0, [], {"name": 3}, {"function": {"name": "a"}}]
 )
 def test_malformed_legacy_function_calls_are_choice_malformed(value):
     view = read_request({"functions": [{"name": "a"}], "function_call": value})
@@ -513,3 +511,11 @@ def test_block_response_is_a_400_in_openai_error_shape():
             "code": "choice-not-in-tools",
         }
     }
+
+
+@pytest.mark.parametrize("key", ["tools", "functions", "tool_choice", "function_call"])
+def test_a_null_optional_field_means_not_set_as_clients_send_it(key):
+    # Clients serialising an unset optional parameter send null; block mode must not stop them.
+    view = read_request({"model": "m", "messages": [], key: None})
+    assert view.problems == []
+    assert (view.tools, view.choices, view.tools_given) == ([], [], False)

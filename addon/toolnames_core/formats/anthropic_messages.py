@@ -43,7 +43,7 @@ _CHOICE_MODES = {"auto": "auto", "any": "required", "none": "none"}
 
 
 def _read_tools(body: dict, view: RequestView) -> None:
-    if "tools" not in body:
+    if body.get("tools") is None:
         return
     view.tools_given = True
     tools = body["tools"]
@@ -145,7 +145,7 @@ def _read_history(messages: object, view: RequestView) -> None:
 def read_request(body: dict) -> RequestView:
     view = RequestView(API, streaming=body.get("stream") is True)
     _read_tools(body, view)
-    if "tool_choice" in body:
+    if body.get("tool_choice") is not None:
         _read_tool_choice(body["tool_choice"], view)
     _read_history(body.get("messages"), view)
     return view

@@ -37,7 +37,7 @@ def _name_at(
 
 
 def _read_tools(body: dict, view: RequestView) -> None:
-    if "tools" in body:
+    if body.get("tools") is not None:
         view.tools_given = True
         tools = body["tools"]
         if not isinstance(tools, list):
@@ -62,7 +62,7 @@ def _read_tools(body: dict, view: RequestView) -> None:
                 if ref:
                     view.tools.append(ref)
     # Legacy `functions` (providers.md §2) offer tools too.
-    if "functions" in body:
+    if body.get("functions") is not None:
         view.tools_given = True
         functions = body["functions"]
         if not isinstance(functions, list):
@@ -196,9 +196,9 @@ def _read_history(messages: object, view: RequestView) -> None:
 def read_request(body: dict) -> RequestView:
     view = RequestView(API, streaming=body.get("stream") is True)
     _read_tools(body, view)
-    if "tool_choice" in body:
+    if body.get("tool_choice") is not None:
         _read_tool_choice(body["tool_choice"], view)
-    if "function_call" in body:
+    if body.get("function_call") is not None:
         _read_function_call(body["function_call"], view)
     _read_history(body.get("messages"), view)
     return view

@@ -336,12 +336,12 @@ def _read_input(items: object, offers: _Offers, view: RequestView) -> None:
 def read_request(body: dict) -> RequestView:
     view = RequestView(API, streaming=body.get("stream") is True)
     offers = _Offers(view)
-    if "tools" in body:
+    if body.get("tools") is not None:
         view.tools_given = True
         offers.read_list(body["tools"], ("tools",))
     _read_input(body.get("input"), offers, view)
     offers.finish()
-    if "tool_choice" in body:
+    if body.get("tool_choice") is not None:
         _read_tool_choice(body["tool_choice"], view)
     return view
 
