@@ -212,3 +212,84 @@ def test_a_failing_collector_never_breaks_the_stream():
     assert tap(b"") == b""
     assert tap.problem().code == "response-unreadable"
     assert "boom" in tap.problem().message
+
+
+# Every streamed format, as the stand-in provider sends it: a call to a tool that was never
+# offered must be found at every byte split, and every byte must pass through unchanged.
+STREAMED_FORMATS = {
+    "openai-chat": (
+        "/v1/chat/completions",
+        {
+            "model": "m",
+            "stream": True,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather"}}],
+        },
+    ),
+    "openai-responses": (
+        "/v1/responses",
+        {
+            "model": "m",
+            "stream": True,
+            "input": "hi",
+            "tools": [{"type": "function", "name": "get_weather"}],
+        },
+    ),
+    "anthropic-messages": (
+        "/v1/messages",
+        {
+            "model": "m",
+            "max_tokens": 10,
+            "stream": True,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+        },
+    ),
+    "gemini": (
+        "/v1beta/models/g:streamGenerateContent?alt=sse",
+        {
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "tools": [{"functionDeclarations": [{"name": "get_weather"}]}],
+        },
+    ),
+    "bedrock-converse": (
+        "/model/m/converse-stream",
+        {
+            "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+            "toolConfig": {
+                "tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {}}}}]
+            },
+        },
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def provider_streams():
+    import urllib.request
+
+    from standin_provider import StandinProvider
+
+    streams = {}
+    with StandinProvider() as provider:
+        for api, (path, body) in STREAMED_FORMATS.items():
+            request = urllib.request.Request(
+                provider.url + path,
+                json.dumps(body).encode(),
+                {"content-type": "application/json", "x-standin-call": "get_weather,drop_tables"},
+            )
+            with urllib.request.urlopen(request) as response:
+                streams[api] = (response.headers["content-type"], response.read())
+    return streams
+
+
+@pytest.mark.parametrize("api", sorted(STREAMED_FORMATS))
+def test_every_format_finds_the_unoffered_call_at_every_byte_split(provider_streams, api):
+    content_type, raw = provider_streams[api]
+    request = json.dumps(STREAMED_FORMATS[api][1]).encode()
+    assert analysis.read_response_calls(api, content_type, raw)[1] is None
+    for chunks in every_split(raw):
+        forwarded, found = findings_for(request, chunks, api)
+        assert forwarded == raw
+        assert [code for code, _ in found] == ["response-unknown-tool"], api
+        assert "'drop_tables'" in found[0][1]
