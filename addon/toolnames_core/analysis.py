@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -77,9 +79,54 @@ def read_request(content: bytes, api: str) -> tuple[RequestView | None, Finding 
         return None, unreadable("the JSON is nested too deeply to read")
 
 
+class _Handoff:
+    """What the request side read, kept for the response side of the same exchange.
+
+    mitmproxy gives the response hook the very bytes object the request hook read (the
+    scanner does the same), so the response side finds the view by identity and the body
+    is parsed, or scanned, once per flow. A body replaced in between (fix mode, another
+    addon) is another object and is read again. The entries hold their bodies, so that an
+    id is never reused while it is a key; bounded in entries and bytes, a flow whose
+    response is never checked (an error status, a block) holds a slot until pushed out.
+    """
+
+    MAX_ENTRIES = 64
+    MAX_BYTES = 32 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[int, tuple[bytes, str, RequestView | None]] = OrderedDict()
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def put(self, content: bytes, api: str, view: RequestView | None) -> None:
+        if len(content) > self.MAX_BYTES // 4:
+            return
+        with self.lock:
+            old = self.entries.pop(id(content), None)
+            if old is not None:
+                self.size -= len(old[0])
+            self.entries[id(content)] = (content, api, view)
+            self.size += len(content)
+            while len(self.entries) > self.MAX_ENTRIES or self.size > self.MAX_BYTES:
+                self.size -= len(self.entries.popitem(last=False)[1][0])
+
+    def take(self, content: bytes, api: str) -> tuple[bool, RequestView | None]:
+        with self.lock:
+            entry = self.entries.get(id(content))
+            if entry is None or entry[0] is not content or entry[1] != api:
+                return False, None
+            del self.entries[id(content)]
+            self.size -= len(content)
+        return True, entry[2]
+
+
+_handoff = _Handoff()
+
+
 def analyse_request(content: bytes, api: str, rule: str, *, fix: bool = False) -> RequestAnalysis:
     result = RequestAnalysis(api, rule)
     view, problem = read_request(content, api)
+    _handoff.put(content, api, view)
     if problem:
         result.findings.append(problem)
     if view is None:
@@ -146,7 +193,11 @@ def read_response_calls(api: str, content_type: str, content: bytes) -> tuple[li
 def analyse_response(
     request_content: bytes | None, api: str, calls: list, complete: bool
 ) -> list[Finding]:
-    view = read_request(request_content or b"", api)[0] if request_content else None
+    view = None
+    if request_content:
+        found, view = _handoff.take(request_content, api)
+        if not found:
+            view = read_request(request_content, api)[0]
     return calls_.check_calls(calls, view or RequestView(api), complete)
 
 
