@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 
@@ -74,7 +75,12 @@ def parse_rule_override(spec: str) -> RuleOverride:
 
 def choose_rule(api: str, host: str, overrides: tuple[RuleOverride, ...] = ()) -> str:
     """The id of the rule for ``host``: the user's first matching override, then what we know."""
-    host = host.lower()
+    return _choose_rule(api, host.lower(), tuple(overrides))
+
+
+# Every request asks; a dozen fnmatch calls per request add up, and hosts repeat.
+@functools.lru_cache(maxsize=1024)
+def _choose_rule(api: str, host: str, overrides: tuple[RuleOverride, ...]) -> str:
     for override in overrides:
         if fnmatch.fnmatchcase(host, override.host_pattern):
             return override.rule
