@@ -3,8 +3,8 @@
 Request bodies come from tests/fixtures/sdk/anthropic-messages-*.json, captured from the real
 anthropic SDK (2.14.0). Server-tool and other bodies built here follow the SDK's param types
 (anthropic/types/tool_union_param.py, tool_choice_*_param.py) and are serialised as the SDK
-sends them: compact, top-level keys sorted. Response bodies and streams come from
-tests/fixtures/sdk/responses/ (see SOURCES.md).
+sends them: compact, top-level keys sorted. Response bodies and streams are our own, written by
+tests/fixtures/make_response_fixtures.py into tests/fixtures/responses/ (see its README.md).
 """
 
 import copy
@@ -26,6 +26,7 @@ from toolnames_core.model import Finding
 
 API = "anthropic-messages"
 SDK_DIR = Path(__file__).parent / "fixtures" / "sdk"
+RESPONSES_DIR = Path(__file__).parent / "fixtures" / "responses"
 
 
 def sdk(case: str) -> dict:
@@ -33,10 +34,13 @@ def sdk(case: str) -> dict:
 
 
 def response_fixture(name: str):
-    text = (SDK_DIR / "responses" / name).read_text(encoding="utf-8")
+    """A body (.json), or the data payloads of a raw SSE stream (.sse), in order."""
+    text = (RESPONSES_DIR / name).read_text(encoding="utf-8")
     if name.endswith(".json"):
         return json.loads(text)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [
+        json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")
+    ]
 
 
 def wire(body: dict) -> bytes:
@@ -434,7 +438,7 @@ def collect(events) -> list[tuple[str, str, str]]:
 
 
 def test_stream_call_is_read_from_content_block_start():
-    assert collect(response_fixture("anthropic-messages-stream-tool-use.txt")) == [
+    assert collect(response_fixture("anthropic-messages-stream-tool-use.sse")) == [
         ("json", "function", "events[1].content_block.name")
     ]
 

@@ -29,7 +29,7 @@ from toolnames_core.formats import bedrock_converse
 from toolnames_core.rules import RULES
 
 SDK = Path(__file__).parent / "fixtures" / "sdk"
-RESPONSE_FIXTURES = SDK / "responses"
+RESPONSE_FIXTURES = Path(__file__).parent / "fixtures" / "responses"
 RULE = RULES["bedrock"]
 OFFERED = ["get_weather", "search_knowledge_base"]
 NEEDS_TOOL_CONFIG = (
@@ -406,31 +406,31 @@ def test_addon_blocks_converse_stream_with_a_validation_exception():
 
 
 def stream_events() -> list[dict]:
-    """A copied, decoded event stream (responses/SOURCES.md): {<:event-type>: <payload>} per line."""
+    """Our decoded event stream (fixtures/responses/README.md): {<:event-type>: <payload>} per line."""
     lines = (
-        (RESPONSE_FIXTURES / "bedrock-converse-stream-tool-use.txt")
+        (RESPONSE_FIXTURES / "bedrock-converse-stream-tool-use.jsonl")
         .read_text(encoding="utf-8")
         .splitlines()
     )
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def test_read_calls_on_a_live_parallel_tool_use_response():
+def test_read_calls_on_a_response_with_text_and_two_tool_use_blocks():
     body = json.loads(
         (RESPONSE_FIXTURES / "bedrock-converse-tool-use.json").read_text(encoding="utf-8")
     )
     assert [(c.name, c.kind, c.path) for c in bedrock_converse.read_calls(body)] == [
-        ("get_resistor_value", "function", "output.message.content[1].toolUse.name"),
-        ("get_capacitor_value", "function", "output.message.content[2].toolUse.name"),
+        ("read_meter", "function", "output.message.content[1].toolUse.name"),
+        ("read_thermostat", "function", "output.message.content[2].toolUse.name"),
     ]
 
 
-def test_stream_collector_on_a_live_stream():
+def test_stream_collector_reads_the_name_from_content_block_start():
     collector = bedrock_converse.FORMAT.stream_collector()
     for event in stream_events():
         collector.event(event)
     assert [(c.name, c.path) for c in collector.calls()] == [
-        ("read_file", "events[8].contentBlockStart.start.toolUse.name")
+        ("open_ticket", "events[4].contentBlockStart.start.toolUse.name")
     ]
 
 
@@ -446,7 +446,7 @@ def test_event_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     view = bedrock_converse.read_request(sdk_fixture("bedrock-converse-stream")["body"])
     found = calls.check_calls(tap.calls(), view)
     assert [(f.code, f.path) for f in found] == [
-        ("response-unknown-tool", "events[8].contentBlockStart.start.toolUse.name")
+        ("response-unknown-tool", "events[4].contentBlockStart.start.toolUse.name")
     ]
 
 

@@ -21,7 +21,6 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-import streamkit
 import toolnames
 from toolnames_core import analysis
 from toolnames_core import calls
@@ -32,7 +31,7 @@ from toolnames_core.formats import gemini
 from toolnames_core.rules import RULES
 
 SDK = Path(__file__).parent / "fixtures" / "sdk"
-RESPONSE_FIXTURES = SDK / "responses"
+RESPONSE_FIXTURES = Path(__file__).parent / "fixtures" / "responses"
 RULE = RULES["gemini"]
 OFFERED = ["get_weather", "search_knowledge_base"]
 
@@ -597,15 +596,15 @@ def test_addon_blocks_a_vertex_request_in_googles_error_shape():
 
 
 def response_events(name: str) -> list[dict]:
-    """A copied stream (responses/SOURCES.md): one SSE data payload per line."""
+    """The data payloads of one of our raw SSE streams (fixtures/responses/README.md)."""
     lines = (RESPONSE_FIXTURES / name).read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    return [json.loads(line[len("data: ") :]) for line in lines if line.startswith("data: ")]
 
 
-def test_read_calls_on_a_live_gemini_3_response():
+def test_read_calls_on_a_function_call_part_with_a_thought_signature():
     body = json.loads((RESPONSE_FIXTURES / "gemini-function-call.json").read_text(encoding="utf-8"))
     assert [(c.name, c.kind, c.path) for c in gemini.read_calls(body)] == [
-        ("weather", "function", "candidates[0].content.parts[0].functionCall.name")
+        ("find_recipe", "function", "candidates[0].content.parts[0].functionCall.name")
     ]
 
 
@@ -613,20 +612,20 @@ def test_read_calls_on_a_live_gemini_3_response():
     "name, expected",
     [
         (
-            "gemini-stream-function-call.txt",
-            [("weather", "events[0].candidates[0].content.parts[0].functionCall.name")],
+            "gemini-stream-function-call.sse",
+            [("get_moon_phase", "events[0].candidates[0].content.parts[0].functionCall.name")],
         ),
         # Vertex streamFunctionCallArguments: two calls, each named only in its first part.
         (
-            "gemini-vertex-stream-partial-args.txt",
+            "gemini-vertex-stream-partial-args.sse",
             [
-                ("getWeather", "events[0].candidates[0].content.parts[0].functionCall.name"),
-                ("getWeather", "events[4].candidates[0].content.parts[0].functionCall.name"),
+                ("count_birds", "events[0].candidates[0].content.parts[0].functionCall.name"),
+                ("log_sighting", "events[4].candidates[0].content.parts[0].functionCall.name"),
             ],
         ),
     ],
 )
-def test_stream_collector_on_live_streams(name, expected):
+def test_stream_collector_counts_each_call_once_by_its_named_part(name, expected):
     collector = gemini.FORMAT.stream_collector()
     for event in response_events(name):
         collector.event(event)
@@ -636,7 +635,7 @@ def test_stream_collector_on_live_streams(name, expected):
 @pytest.mark.parametrize("chunk_size", [1, 7, 1 << 20])
 def test_sse_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     # Google ends SSE events with CRLF CRLF and sends no [DONE].
-    raw = streamkit.sse(response_events("gemini-stream-function-call.txt"), b"\r\n", done=False)
+    raw = (RESPONSE_FIXTURES / "gemini-stream-function-call.sse").read_bytes()
     tap = calls.StreamTap(gemini.FORMAT)
     for i in range(0, len(raw), chunk_size):
         assert tap(raw[i : i + chunk_size]) == raw[i : i + chunk_size]

@@ -3,7 +3,8 @@
 Request bodies come from tests/fixtures/sdk/openai-responses-*.json, captured from the real
 openai SDK (3.57.0). Bodies built here for forms the fixtures lack follow the SDK's param
 types (openai/types/responses/*_param.py) and are serialised compactly, as the SDK sends
-them. Response bodies and streams come from tests/fixtures/sdk/responses/ (see SOURCES.md).
+them. Response bodies and streams are our own, written by
+tests/fixtures/make_response_fixtures.py into tests/fixtures/responses/ (see its README.md).
 """
 
 import copy
@@ -25,6 +26,7 @@ from toolnames_core.model import Finding
 
 API = "openai-responses"
 SDK_DIR = Path(__file__).parent / "fixtures" / "sdk"
+RESPONSES_DIR = Path(__file__).parent / "fixtures" / "responses"
 
 
 def sdk(case: str) -> dict:
@@ -32,10 +34,13 @@ def sdk(case: str) -> dict:
 
 
 def response_fixture(name: str):
-    text = (SDK_DIR / "responses" / name).read_text(encoding="utf-8")
+    """A body (.json), or the data payloads of a raw SSE stream (.sse), in order."""
+    text = (RESPONSES_DIR / name).read_text(encoding="utf-8")
     if name.endswith(".json"):
         return json.loads(text)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [
+        json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")
+    ]
 
 
 def wire(body: dict) -> bytes:
@@ -730,15 +735,15 @@ def refs(calls) -> list[tuple[str, str, str]]:
 
 def test_read_calls_custom_tool_call():
     assert refs(read_calls(response_fixture("openai-responses-custom-tool-call.json"))) == [
-        ("write_sql", "custom", "output[0].name")
+        ("draw_chart", "custom", "output[0].name")
     ]
 
 
 def test_read_calls_unwraps_the_parallel_wrapper_and_keeps_it():
     assert refs(read_calls(response_fixture("openai-responses-parallel-wrapper.json"))) == [
         ("parallel", "function", "output[0].name"),
-        ("weather", "function", "output[0].arguments.tool_uses[0].recipient_name"),
-        ("cityAttractions", "function", "output[0].arguments.tool_uses[1].recipient_name"),
+        ("tide_times", "function", "output[0].arguments.tool_uses[0].recipient_name"),
+        ("ferryStatus", "function", "output[0].arguments.tool_uses[1].recipient_name"),
     ]
 
 
@@ -775,23 +780,19 @@ def collect(events) -> list[tuple[str, str, str]]:
     ("fixture", "expected"),
     [
         (
-            "openai-responses-stream-function-call.txt",
-            [("get_weather", "function", "events[2].item.name")],
+            "openai-responses-stream-function-call.sse",
+            [("plan_ferry_trip", "function", "events[2].item.name")],
         ),
         (
-            "openai-responses-stream-custom-tool-call.txt",
-            [("write_sql", "custom", "events[2].item.name")],
+            "openai-responses-stream-custom-tool-call.sse",
+            [("draw_chart", "custom", "events[2].item.name")],
         ),
         (
-            "openai-responses-stream-parallel-wrapper.txt",
+            "openai-responses-stream-parallel-wrapper.sse",
             [
                 ("parallel", "function", "events[1].item.name"),
-                ("weather", "function", "events[1].item.arguments.tool_uses[0].recipient_name"),
-                (
-                    "cityAttractions",
-                    "function",
-                    "events[1].item.arguments.tool_uses[1].recipient_name",
-                ),
+                ("tide_times", "function", "events[1].item.arguments.tool_uses[0].recipient_name"),
+                ("ferryStatus", "function", "events[1].item.arguments.tool_uses[1].recipient_name"),
             ],
         ),
     ],
@@ -801,8 +802,14 @@ def test_stream_calls_are_counted_once_despite_added_done_and_completed(fixture,
 
 
 def test_stream_wrapper_arguments_from_deltas_when_the_stream_breaks_off():
-    events = response_fixture("openai-responses-stream-parallel-wrapper.txt")[:3]
-    assert [name for name, _, _ in collect(events)] == ["parallel", "weather", "cityAttractions"]
+    events = response_fixture("openai-responses-stream-parallel-wrapper.sse")
+    # Cut the stream before arguments.done: the arguments are only in the deltas.
+    cut = next(i for i, e in enumerate(events) if e["type"].endswith("arguments.done"))
+    assert [name for name, _, _ in collect(events[:cut])] == [
+        "parallel",
+        "tide_times",
+        "ferryStatus",
+    ]
 
 
 def test_stream_two_calls_and_a_call_seen_only_in_the_final_response():
