@@ -178,7 +178,10 @@ class ToolNames:
             flow.metadata[META_KEY] = annotate.metadata(
                 api, rule, mode, action, result.findings, result.fixes, result.fix_skipped
             )
-            mitm_flows.show(flow)
+            comment = mitm_flows.show(flow)
+            if not flow.live and flow.response is None and flow.error is None:
+                # A recorded request without an answer never completes: log it now.
+                self._log(flow, comment)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         # Streaming is decided here, before mitmproxy starts buffering the body: a

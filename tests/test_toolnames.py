@@ -317,6 +317,16 @@ def test_request_and_response_findings_share_one_warning_line_when_the_flow_comp
     assert f.comment.endswith("(+1 more)")
 
 
+def test_a_recorded_request_without_an_answer_is_logged_when_read(caplog):
+    caplog.set_level(logging.INFO)
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA, live=False)  # e.g. mitmdump -nr on a flow saved before its answer
+        tn.request(f)
+    (line,) = warnings_logged(caplog)
+    assert line.endswith(f.comment)
+    assert "choice-not-in-tools" in line
+
+
 def test_a_users_own_marker_and_comment_are_kept():
     with running() as (tctx, tn):
         f = chat_flow(MASTRA)
