@@ -22,8 +22,11 @@ import weakref
 from collections.abc import Sequence
 from typing import Optional
 
+import mitmproxy.types
+from mitmproxy import command
 from mitmproxy import ctx
 from mitmproxy import exceptions
+from mitmproxy import flow
 from mitmproxy import flowfilter
 from mitmproxy import http
 from mitmproxy.utils import human
@@ -33,12 +36,16 @@ from toolnames_core import annotate
 from toolnames_core import calls
 from toolnames_core import endpoints
 from toolnames_core import mitm_flows
+from toolnames_core import mitm_report
 from toolnames_core import mitm_save
+from toolnames_core import mitm_view
 
 logger = logging.getLogger(__name__)
 
 META_KEY = mitm_flows.META_KEY
 MODES = ("observe", "fix", "block")
+# toolnames.report without a path only logs.
+NO_PATH = mitmproxy.types.Path("")
 
 
 class ToolNames:
@@ -51,6 +58,7 @@ class ToolNames:
         self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
 
     def load(self, loader):
+        mitm_view.register()
         loader.add_option(
             "toolnames_mode",
             str,
@@ -134,6 +142,14 @@ class ToolNames:
                     self.writer = mitm_save.FlaggedFlowWriter(ctx.options.toolnames_save)
                 except OSError as e:
                     raise exceptions.OptionsError(f"Cannot open toolnames_save file: {e}") from e
+
+    @command.command("toolnames.report")
+    def report(self, flows: Sequence[flow.Flow], path: mitmproxy.types.Path = NO_PATH) -> None:
+        """
+        Summarize the toolnames findings of flows: counts by finding code and by host,
+        logged as an alert. With a path, also write the summary there as JSON.
+        """
+        mitm_report.run(flows, path)
 
     def done(self):
         if self.writer:

@@ -1,0 +1,355 @@
+"""
+mitmweb in a real browser: the flow list tells a flagged, a fixed and a blocked flow apart, and a
+flagged flow opens in the toolnames view.
+
+The test writes a flow file (a clean, a flagged, a fixed and a blocked flow), starts a real
+`mitmweb -n -r flows.mitm -s addon/toolnames.py`, and drives Debian's chromium with Playwright's
+Python package, which drives an existing browser through `executable_path`: it downloads none.
+It keeps a screenshot as artifacts/mitmweb-toolnames.png (docs/mitmweb-toolnames.png is a copy).
+
+Versions: the main run (mitmproxy 12) drives its own mitmweb and, when scripts/test provides one,
+mitmproxy 11's mitmweb too. mitmproxy 11 has no toolnames view, so there the test checks the flow
+list and the log line that says the view needs mitmproxy 12. The mitmproxy 11 venv has no
+Playwright (requirements/test-mitmproxy11.txt): this module is skipped in that run, since the
+main run has already driven mitmweb 11.
+"""
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from mitmproxy import hooks
+from mitmproxy import http
+from mitmproxy import io
+from mitmproxy.test import taddons
+from mitmproxy.test import tflow
+from mitmproxy.test import tutils
+from mitmproxy.utils import emoji
+
+import toolnames
+from conftest import REPO_ROOT
+from conftest import free_port
+from conftest import missing_infrastructure
+from conftest import mitmdump_binaries
+from conftest import mitmproxy_version
+from toolnames_core import annotate
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="Playwright is installed in the main venv only (requirements/test.txt)",
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+
+ARTIFACTS = REPO_ROOT / "artifacts"
+STARTUP_TIMEOUT = 30.0
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# mitmweb's default columns, plus the comment column, which is where toolnames writes.
+WEB_COLUMNS = ["tls", "icon", "path", "method", "status", "size", "time", "comment"]
+
+
+def mitmweb_binaries() -> list[Path]:
+    """The mitmweb next to each mitmdump the end-to-end tests run (see conftest)."""
+    return [binary.parent / "mitmweb" for binary in mitmdump_binaries()]
+
+
+def major(binary: Path) -> int:
+    version = mitmproxy_version(binary) or "0"
+    return int(version.split(".")[0])
+
+
+# --- the flows ----------------------------------------------------------------------------------
+
+T0 = 1_767_225_600.0  # 2026-01-01: timestamps mitmweb shows sensibly
+
+
+def tool(name: str) -> dict:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+def chat(body: dict, at: float, host: str = "api.openai.com") -> http.HTTPFlow:
+    f = tflow.tflow(
+        req=tutils.treq(
+            method=b"POST", scheme=b"https", host=host, port=443, path=b"/v1/chat/completions"
+        )
+    )
+    f.request.headers["content-type"] = "application/json"
+    f.request.text = json.dumps(body)
+    f.request.timestamp_start, f.request.timestamp_end = at, at + 0.01
+    return f
+
+
+def answer(f: http.HTTPFlow, status: int, body: dict) -> None:
+    f.response = http.Response.make(status, json.dumps(body), {"content-type": "application/json"})
+    f.response.timestamp_start = f.request.timestamp_end + 0.6
+    f.response.timestamp_end = f.response.timestamp_start + 0.05
+
+
+def call(name: str) -> dict:
+    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def make_flows() -> list[http.HTTPFlow]:
+    """A clean flow, a flagged one (left for mitmweb's toolnames to flag), and a fixed and a
+    blocked one as toolnames_save writes them: checked live, with their metadata."""
+    clean = chat({"model": "gpt-4.1", "messages": [], "tools": [tool("get_weather")]}, T0)
+    answer(clean, 200, {"choices": [{"index": 0, "message": {"content": "Sunny."}}]})
+
+    flagged = chat(
+        {
+            "model": "gpt-4.1",
+            "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "tools": [tool("get_weather"), tool("search.web"), tool("get_weather")],
+            "tool_choice": "auto",
+        },
+        T0 + 1,
+    )
+    error = {
+        "message": "Invalid 'tools[1].function.name': string does not match pattern. "
+        "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        "type": "invalid_request_error",
+        "param": "tools[1].function.name",
+        "code": "invalid_value",
+    }
+    answer(flagged, 400, {"error": error})
+
+    fixed = chat(
+        {
+            "model": "gpt-4o-mini",
+            "messages": [{"role": "user", "content": "Find the docs"}],
+            "tools": [tool("search_web"), tool("get_weather")],
+            "tool_choice": {"type": "function", "function": {"name": "search.web"}},
+        },
+        T0 + 2,
+    )
+    blocked = chat(
+        {"model": "gpt-4o-mini", "messages": [], "tools": [tool("fs.read"), tool("fs.write")]},
+        T0 + 3,
+        host="openrouter.ai",
+    )
+    tn = toolnames.ToolNames()
+    with taddons.context(tn) as tctx:
+        tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
+        tctx.configure(tn, toolnames_mode="fix")
+        tn.request(fixed)
+        tctx.configure(tn, toolnames_mode="block")
+        tn.request(blocked)
+    answer(fixed, 200, {"choices": [{"index": 0, "message": {"tool_calls": [call("search_web")]}}]})
+    blocked.response.timestamp_start = blocked.response.timestamp_end = T0 + 3.02
+    for f in (fixed, blocked):
+        assert annotate.outcome(f.metadata["toolnames"]) == f.metadata["toolnames"]["action"]
+        # As read back from a file: the marker and comment are mitmweb's addon's to set.
+        f.marked, f.comment = "", ""
+    return [clean, flagged, fixed, blocked]
+
+
+@pytest.fixture
+def flow_file(tmp_path: Path) -> Path:
+    path = tmp_path / "flows.mitm"
+    with open(path, "wb") as fh:
+        writer = io.FlowWriter(fh)
+        for f in make_flows():
+            writer.add(f)
+    return path
+
+
+# --- mitmweb ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Mitmweb:
+    process: subprocess.Popen
+    log_path: Path
+    url: str
+    version: int
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+
+def start_mitmweb(binary: Path, flow_file: Path, tmp_path: Path) -> Mitmweb:
+    port = free_port()
+    token = secrets.token_hex(8)
+    command = [
+        str(binary),
+        "-n",
+        "-r",
+        str(flow_file),
+        "-s",
+        str(REPO_ROOT / "addon" / "toolnames.py"),
+        "--web-host",
+        "127.0.0.1",
+        "--web-port",
+        str(port),
+        "--no-web-open-browser",
+        "--set",
+        f"confdir={tmp_path / 'confdir'}",
+        "--set",
+        "termlog_verbosity=info",
+    ]
+    for column in WEB_COLUMNS:
+        command += ["--set", f"web_columns={column}"]
+    if major(binary) >= 12:
+        # mitmweb 12 asks for a token; a fixed one is passed in the URL as ?token=.
+        command += ["--set", f"web_password={token}"]
+    log_path = tmp_path / "mitmweb.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )
+    web = Mitmweb(process, log_path, f"http://127.0.0.1:{port}/?token={token}", major(binary))
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(
+                f"mitmweb exited with {process.returncode}:\n{web.log_text()}", pytrace=False
+            )
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return web
+        except OSError:
+            time.sleep(0.1)
+    stop(web)
+    pytest.fail(
+        f"mitmweb did not listen within {STARTUP_TIMEOUT}s:\n{web.log_text()}", pytrace=False
+    )
+
+
+def stop(web: Mitmweb) -> None:
+    if web.process.poll() is None:
+        web.process.send_signal(signal.SIGINT)
+        try:
+            web.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            web.process.kill()
+            web.process.wait()
+
+
+@pytest.fixture(params=mitmweb_binaries(), ids=lambda b: f"mitmproxy-{mitmproxy_version(b)}")
+def mitmweb(request, flow_file: Path, tmp_path: Path) -> Iterator[Mitmweb]:
+    binary: Path = request.param
+    if not binary.exists():
+        missing_infrastructure(
+            f"mitmweb not found at {binary}; run scripts/test to set up the venvs"
+        )
+    web = start_mitmweb(binary, flow_file, tmp_path)
+    try:
+        yield web
+    finally:
+        stop(web)
+
+
+@pytest.fixture
+def page(chromium_binary: str):
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=chromium_binary, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1920, "height": 820})
+            page.set_default_timeout(15_000)
+            yield page
+        finally:
+            browser.close()
+
+
+# --- the test -----------------------------------------------------------------------------------
+
+
+def marker_of(outcome: str) -> str:
+    """What mitmweb shows for the marker toolnames sets (mitmweb maps emoji names to emoji)."""
+    return emoji.emoji[annotate.MARKERS[outcome]]
+
+
+def test_mitmweb_shows_markers_comments_and_the_toolnames_view(mitmweb, page):
+    expect = sync_api.expect
+    page.goto(mitmweb.url)
+    rows = page.locator("table tbody tr:has(td.col-path)")
+    expect(rows).to_have_count(4)
+
+    # The flow list: each outcome has its own marker, and a comment that says what happened.
+    expected = [
+        ("", ""),
+        (marker_of("flagged"), "toolnames error: name-invalid-chars: tools[1].function.name"),
+        (
+            marker_of("fixed"),
+            "toolnames fixed tool_choice.function.name 'search.web' → 'search_web'",
+        ),
+        (marker_of("blocked"), "toolnames blocked: name-invalid-chars: tools[0].function.name"),
+    ]
+    for i, (marker, comment) in enumerate(expected):
+        row = rows.nth(i)
+        expect(row.locator(".marker")).to_have_text(marker)
+        if comment:
+            expect(row.locator("td.col-comment")).to_contain_text(comment)
+        else:
+            expect(row.locator("td.col-comment")).to_have_text("")
+    assert len({m for m, _ in expected}) == 4
+
+    rows.nth(1).click()
+    _arrange_layout(page)
+    if mitmweb.version < 12:
+        assert "the toolnames content view needs mitmproxy 12" in mitmweb.log_text()
+        _screenshot(page, "mitmweb-toolnames-mitmproxy11.png")
+        return
+
+    # The flagged flow opens in the toolnames view by itself; choose it by hand all the same.
+    contentview = page.locator(".flow-detail .contentview").first
+    expect(contentview.locator(".controls h5")).to_have_text("toolnames")
+    contentview.locator("a", has_text="View:").click()
+    page.locator(".dropdown-menu a", has_text="toolnames").click()
+    expect(contentview.locator(".controls")).to_contain_text("View: toolnames")
+    text = contentview.locator("pre")
+    expect(text).to_contain_text("toolnames: OpenAI Chat Completions request")
+    expect(text).to_contain_text("Outcome: flagged in observe mode: see the findings below")
+    expect(text).to_contain_text("search.web    10  function  ✗ bad chars '.'")
+    expect(text).to_contain_text(
+        "Findings: 1 error, 1 warning (recorded by toolnames for this flow)"
+    )
+    _screenshot(page, "mitmweb-toolnames.png")
+
+
+def _arrange_layout(page) -> None:
+    """Widen the flow list and its comment column, as a user would, for the screenshot."""
+    for handle, by in (
+        (".splitter > div", 150),
+        ("th.col-path .col-resize-handle", -290),
+        ("th.col-comment .col-resize-handle", 290),
+    ):
+        box = page.locator(handle).first.bounding_box() if page.locator(handle).count() else None
+        if box is None:  # mitmweb 11 has no resizable columns
+            continue
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x + by, y, steps=8)
+        page.mouse.up()
+
+
+def _screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name))
+    print(f"screenshot: {ARTIFACTS / name}", file=sys.stderr)

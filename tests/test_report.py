@@ -1,0 +1,235 @@
+"""toolnames.report: the pure summary, then the command as mitmproxy runs it."""
+
+import json
+import logging
+
+import pytest
+from mitmproxy import exceptions
+from mitmproxy import hooks
+from mitmproxy import http
+from mitmproxy.addons import view
+from mitmproxy.log import ALERT
+from mitmproxy.test import taddons
+from mitmproxy.test import tflow
+from mitmproxy.test import tutils
+
+import toolnames
+from toolnames_core import annotate
+from toolnames_core.model import Finding
+from toolnames_core.model import Fix
+from toolnames_core.report import FlowEntry
+from toolnames_core.report import format_summary
+from toolnames_core.report import summarize
+
+
+def finding(code: str, severity: str = "error") -> Finding:
+    return Finding(code, severity, "tools[0].function.name", f"{code} here")
+
+
+def meta(action: str, *findings: Finding, fixes=None, mode: str = "observe") -> dict:
+    return annotate.metadata("openai-chat", "openai", mode, action, list(findings), fixes)
+
+
+FIX = Fix(("tool_choice", "function", "name"), "search.web", "search_web", "mastra")
+ENTRIES = [
+    FlowEntry(
+        "1",
+        "api.openai.com",
+        "POST",
+        "/v1/chat/completions",
+        meta("observed", finding("name-invalid-chars"), finding("name-duplicate", "warning")),
+    ),
+    FlowEntry(
+        "2",
+        "api.openai.com",
+        "POST",
+        "/v1/chat/completions",
+        meta("fixed", finding("choice-not-in-tools"), fixes=[FIX], mode="fix"),
+    ),
+    FlowEntry(
+        "3",
+        "openrouter.ai",
+        "POST",
+        "/api/v1/chat/completions",
+        meta("blocked", finding("name-invalid-chars"), mode="block"),
+    ),
+    FlowEntry("4", "api.openai.com", "POST", "/v1/chat/completions", None),
+    FlowEntry("5", "api.openai.com", "POST", "/v1/chat/completions", {"findings": "?"}),
+]
+
+
+def test_the_summary_counts_outcomes_codes_and_hosts():
+    summary = summarize(ENTRIES, selected=7)
+
+    assert summary["selected"] == 7
+    assert summary["inspected"] == 3
+    assert summary["unreadable_metadata"] == 1
+    assert summary["outcomes"] == {"flagged": 1, "fixed": 1, "blocked": 1}
+    assert summary["findings"] == 4
+    assert summary["by_severity"] == {"error": 3, "warning": 1}
+    assert summary["by_code"] == {
+        "name-invalid-chars": 2,
+        "choice-not-in-tools": 1,
+        "name-duplicate": 1,
+    }
+    assert summary["by_host"] == {
+        "api.openai.com": {
+            "flows": 2,
+            "flagged": 2,
+            "findings": 3,
+            "by_code": {"choice-not-in-tools": 1, "name-duplicate": 1, "name-invalid-chars": 1},
+        },
+        "openrouter.ai": {
+            "flows": 1,
+            "flagged": 1,
+            "findings": 1,
+            "by_code": {"name-invalid-chars": 1},
+        },
+    }
+    assert [(f["id"], f["outcome"]) for f in summary["flows"]] == [
+        ("1", "flagged"),
+        ("2", "fixed"),
+        ("3", "blocked"),
+    ]
+    assert json.loads(json.dumps(summary)) == summary
+
+
+def test_an_info_only_flow_is_inspected_but_not_flagged():
+    entry = FlowEntry("1", "h", "POST", "/v1/responses", meta("observed", finding("x", "info")))
+    summary = summarize([entry])
+    assert summary["outcomes"] == {"flagged": 0, "fixed": 0, "blocked": 0}
+    assert summary["by_host"]["h"]["flagged"] == 0
+    assert summary["flows"][0]["outcome"] == "observed"
+
+
+def test_the_log_text_leads_with_the_totals_then_codes_then_hosts():
+    text = format_summary(summarize(ENTRIES, selected=7))
+    assert text.splitlines() == [
+        "toolnames report: 7 flow(s) selected, 3 inspected by toolnames; 1 flagged, 1 fixed, "
+        "1 blocked; findings: 3 errors, 1 warning",
+        "  1 flow(s) carry toolnames metadata this version cannot read",
+        "  by code: name-invalid-chars 2, choice-not-in-tools 1, name-duplicate 1",
+        "  api.openai.com: 2 flow(s), 2 flagged: choice-not-in-tools 1, name-duplicate 1, "
+        "name-invalid-chars 1",
+        "  openrouter.ai: 1 flow(s), 1 flagged: name-invalid-chars 1",
+    ]
+
+
+def test_nothing_selected_is_a_short_report():
+    assert format_summary(summarize([])) == (
+        "toolnames report: 0 flow(s) selected, 0 inspected by toolnames; 0 flagged, 0 fixed, "
+        "0 blocked; findings: none"
+    )
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def chat(body: dict, host: str = "api.openai.com") -> http.HTTPFlow:
+    f = tflow.tflow(
+        req=tutils.treq(
+            method=b"POST", scheme=b"https", host=host, port=443, path=b"/v1/chat/completions"
+        )
+    )
+    f.request.headers["content-type"] = "application/json"
+    f.request.text = json.dumps(body)
+    return f
+
+
+def tool(name: str) -> dict:
+    return {"type": "function", "function": {"name": name}}
+
+
+BAD_NAME = {"messages": [], "tools": [tool("search.web")]}
+MASTRA = {
+    "messages": [],
+    "tools": [tool("search_web")],
+    "tool_choice": {"type": "function", "function": {"name": "search.web"}},
+}
+
+
+@pytest.fixture
+def running():
+    """The addon and mitmproxy's flow view (which resolves @all), configured as at startup."""
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    tn = toolnames.ToolNames()
+    v = view.View()
+    try:
+        with taddons.context(tn, v) as tctx:
+            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
+            yield tctx, tn, v
+    finally:
+        # The test master's log handler outlives its event loop (as in test_toolnames.py).
+        for handler in set(root.handlers) - set(handlers):
+            root.removeHandler(handler)
+
+
+def checked_flows(tctx, tn) -> list[http.HTTPFlow]:
+    """A flagged, a fixed, a blocked and a clean flow, as the addon leaves them."""
+    flagged = chat(BAD_NAME)
+    tn.request(flagged)
+    tctx.configure(tn, toolnames_mode="fix")
+    fixed = chat(MASTRA)
+    tn.request(fixed)
+    tctx.configure(tn, toolnames_mode="block")
+    blocked = chat(BAD_NAME, host="openrouter.ai")
+    tn.request(blocked)
+    clean = chat({"messages": [], "tools": [tool("ok")]})
+    tn.request(clean)
+    assert [
+        annotate.outcome(f.metadata.get("toolnames", {})) for f in (flagged, fixed, blocked)
+    ] == [
+        "flagged",
+        "fixed",
+        "blocked",
+    ]
+    return [flagged, fixed, blocked, clean]
+
+
+def test_the_command_logs_the_report_of_all_flows_as_an_alert(running, caplog):
+    tctx, tn, v = running
+    v.add([*checked_flows(tctx, tn), tflow.ttcpflow()])
+    caplog.set_level(logging.INFO)
+
+    tctx.master.commands.execute("toolnames.report @all")
+
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("toolnames report:")]
+    assert record.levelno == ALERT
+    lines = record.getMessage().splitlines()
+    assert lines[0] == (
+        "toolnames report: 5 flow(s) selected, 3 inspected by toolnames; 1 flagged, 1 fixed, "
+        "1 blocked; findings: 3 errors"
+    )
+    assert "  by code: name-invalid-chars 2, choice-not-in-tools 1" in lines
+    assert "  openrouter.ai: 1 flow(s), 1 flagged: name-invalid-chars 1" in lines
+
+
+def test_the_command_writes_the_report_as_json_to_a_path(running, tmp_path, caplog):
+    tctx, tn, v = running
+    flows = checked_flows(tctx, tn)
+    v.add(flows)
+    target = tmp_path / "report.json"
+    caplog.set_level(logging.INFO)
+
+    tctx.master.commands.execute(f"toolnames.report @marked {target}")
+
+    written = json.loads(target.read_text(encoding="utf-8"))
+    assert written["selected"] == 3  # the clean flow is not marked
+    assert written["outcomes"] == {"flagged": 1, "fixed": 1, "blocked": 1}
+    assert [f["id"] for f in written["flows"]] == [f.id for f in flows[:3]]
+    assert f"toolnames report written to {target}" in caplog.text
+
+
+def test_a_path_that_cannot_be_written_is_a_command_error(running, tmp_path):
+    tctx, tn, v = running
+    with pytest.raises(exceptions.CommandError, match="Cannot write the toolnames report"):
+        tn.report(checked_flows(tctx, tn), str(tmp_path))  # a directory
+
+
+def test_the_path_is_optional_in_the_commands_signature(running):
+    tctx, tn, v = running
+    assert tctx.master.commands.commands["toolnames.report"].signature_help() == (
+        "toolnames.report flows path"
+    )
+    assert tctx.command(tn.report, "@all") is None  # no path: only the log line

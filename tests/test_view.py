@@ -1,0 +1,508 @@
+"""The toolnames content view: the pure tables on every format, then the mitmproxy 12 view.
+
+Request bodies are the SDK captures in tests/fixtures/sdk/*.json; response bodies are our own,
+in tests/fixtures/responses/ (README.md there). The table tests run on mitmproxy 11 and 12; the
+view itself exists on mitmproxy 12 only, and its tests skip on 11.
+"""
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from mitmproxy import contentviews
+from mitmproxy import hooks
+from mitmproxy import http
+from mitmproxy import version
+from mitmproxy.test import taddons
+from mitmproxy.test import tflow
+from mitmproxy.test import tutils
+
+import toolnames
+from conftest import ADDON_SCRIPT
+from streamkit import aws_event
+from streamkit import sse
+from toolnames_core import analysis
+from toolnames_core import annotate
+from toolnames_core import mitm_view
+from toolnames_core import tables
+from toolnames_core.endpoints import detect_api
+from toolnames_core.formats import FORMATS
+from toolnames_core.model import Finding
+from toolnames_core.model import Fix
+
+SDK = Path(__file__).parent / "fixtures" / "sdk"
+MITMPROXY_12 = int(version.VERSION.split(".")[0]) >= 12
+needs_mitmproxy12 = pytest.mark.skipif(
+    not MITMPROXY_12, reason="the toolnames content view uses mitmproxy 12's content view API"
+)
+
+
+def load_sdk(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+REQUEST_FIXTURES = sorted(SDK.glob("*.json"))
+
+
+def fixtures_of(api: str) -> list[Path]:
+    return [p for p in REQUEST_FIXTURES if detect_api("POST", load_sdk(p)["path"]) == api]
+
+
+def response_api(name: str) -> str:
+    # Response fixtures are named after their format: gemini-vertex-... is gemini.
+    return next(api for api in sorted(FORMATS, key=len, reverse=True) if name.startswith(api))
+
+
+def response_body(path: Path) -> tuple[str, bytes]:
+    """(content type, wire bytes) of a response fixture; jsonl files are framed as on the wire."""
+    raw = path.read_bytes()
+    if path.suffix == ".json":
+        return "application/json", raw
+    if path.suffix == ".sse" or raw.startswith((b"data:", b"event:")):
+        return "text/event-stream", raw
+    events = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    if response_api(path.name) == "bedrock-converse":
+        frames = b"".join(aws_event(*next(iter(e.items()))) for e in events)
+        return "application/vnd.amazon.eventstream", frames
+    return "text/event-stream", sse(events, done=False)
+
+
+# tests/fixtures/responses/ (README.md there); older trees kept them in sdk/responses/.
+RESPONSES = next(
+    d for d in (SDK.parent / "responses", SDK / "responses") if d.is_dir() and any(d.iterdir())
+)
+RESPONSE_FIXTURES = sorted(
+    p for p in RESPONSES.iterdir() if p.suffix in (".json", ".sse", ".jsonl", ".txt")
+)
+
+
+def chat_body(tools=("get_weather",), tool_choice=None, history=()) -> bytes:
+    messages: list[dict] = [{"role": "user", "content": "hi"}]
+    for name in history:
+        call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": "{}"}}
+        messages.append({"role": "assistant", "tool_calls": [call]})
+    body: dict = {"model": "gpt-4.1", "messages": messages}
+    if tools is not None:
+        body["tools"] = [{"type": "function", "function": {"name": n}} for n in tools]
+    if tool_choice is not None:
+        body["tool_choice"] = {"type": "function", "function": {"name": tool_choice}}
+    return json.dumps(body).encode()
+
+
+def chat_answer(*names: str) -> bytes:
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": "{}"}}
+        for i, n in enumerate(names)
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    return json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
+
+
+def row_of(text: str, name: str) -> str:
+    """The table row that starts with ``name`` (rows are indented by two spaces)."""
+    return next(line for line in text.splitlines() if line.startswith(f"  {name} "))
+
+
+def cells(row: str) -> list[str]:
+    """A row's cells: columns are at least two spaces apart."""
+    return re.split(r" {2,}", row.strip())
+
+
+# --- the tables, on every format (mitmproxy 11 and 12) ---------------------------------------
+
+
+@pytest.mark.parametrize("api", sorted(FORMATS))
+def test_every_registered_format_has_request_fixtures_to_render(api):
+    if not fixtures_of(api):
+        pytest.skip(f"no SDK request fixture for {api} in tests/fixtures/sdk yet")
+
+
+@pytest.mark.parametrize("path", REQUEST_FIXTURES, ids=[p.stem for p in REQUEST_FIXTURES])
+def test_a_request_table_lists_every_name_the_request_holds(path):
+    sdk = load_sdk(path)
+    api = detect_api("POST", sdk["path"])
+    content = sdk["body_text"].encode("utf-8")
+    view, problem = analysis.read_request(content, api)
+    assert problem is None and view is not None
+
+    text = tables.render_request(content, api, "portable")
+
+    assert text.startswith(f"toolnames: {FORMATS[api].title} request\nName rule: portable")
+    for tool in view.tools:
+        assert tool.path in text
+        assert f"{tool.name} " in row_of(text, tool.name)
+    for choice in view.choices:
+        assert choice.mode in text
+        for ref in choice.names:
+            assert ref.path in text
+    for ref in view.history:
+        assert ref.path in text
+    assert f"Tools offered: {len(view.tools)}" in text
+    assert "Findings: none (checked now under portable)" in text
+
+
+@pytest.mark.parametrize("path", RESPONSE_FIXTURES, ids=[p.name for p in RESPONSE_FIXTURES])
+def test_a_response_table_lists_every_call_the_response_makes(path):
+    api = response_api(path.name)
+    content_type, content = response_body(path)
+    found, problem = analysis.read_response_calls(api, content_type, content)
+    assert problem is None
+
+    text = tables.render_response(content, content_type, api, "portable")
+
+    assert text.startswith(f"toolnames: {FORMATS[api].title} response")
+    assert f"Calls in this response: {len(found) or 'none'}\n" in text
+    for call in found:
+        assert call.path in text
+        # No request to compare with: no call was offered.
+        assert cells(row_of(text, tables.shown_name(call.name)))[3].startswith("✗ ")
+
+
+def test_a_flagged_request_shows_each_names_verdict_under_the_rule():
+    content = chat_body(
+        tools=("get_weather", "web.search", "x" * 70, "get_weather"),
+        tool_choice="web_search",
+        history=("web.search",),
+    )
+
+    text = tables.render_request(content, "openai-chat", "openai")
+
+    assert "Name rule: openai (a-zA-Z0-9_-, max 64)\n" in text
+    assert cells(row_of(text, "web.search"))[1:4] == ["10", "function", "✗ bad chars '.'"]
+    assert "✗ too long (70 > 64)" in row_of(text, "x" * 47 + "…")
+    # OpenAI is not documented to reject duplicates: a warning mark, not an error one.
+    assert "! duplicate ×2" in row_of(text, "get_weather")
+    assert "✗ not offered" in row_of(text, "named")
+    assert "messages[1].tool_calls[0].function.name" in text
+    assert "Findings: 4 errors, 1 warning (checked now under openai)" in text
+    for code in ("name-invalid-chars", "name-too-long", "choice-not-in-tools", "name-duplicate"):
+        assert code in text
+
+
+@pytest.mark.parametrize(
+    "rule, verdict",
+    [
+        ("openai", "ok"),
+        ("portable", "✗ bad chars '-'; starts with '1'"),
+        ("gemini", "✗ starts with '1'"),
+        ("cohere", "✗ bad chars '-'; starts with '1'"),
+    ],
+)
+def test_the_verdict_column_follows_the_rule_applied(rule, verdict):
+    text = tables.render_request(chat_body(tools=("1-tool",)), "openai-chat", rule)
+    assert cells(row_of(text, "1-tool"))[3] == verdict
+
+
+def test_recorded_findings_and_fixes_replace_a_fresh_check():
+    # The body as sent after the fix: a fresh check would find nothing wrong.
+    content = chat_body(tools=("search_web",), tool_choice="search_web")
+    finding = Finding(
+        "choice-not-in-tools", "error", "tool_choice.function.name", "'search.web' is not offered"
+    )
+    fix = Fix(("tool_choice", "function", "name"), "search.web", "search_web", "mastra")
+    meta = annotate.metadata("openai-chat", "openai", "fix", "fixed", [finding], [fix])
+
+    text = tables.render_request(content, "openai-chat", "openai", meta)
+
+    assert "Outcome: fixed in fix mode: the tool choice was rewritten" in text
+    assert "Findings: 1 error (recorded by toolnames for this flow)" in text
+    assert "checked now" not in text
+    assert row_of(text, "search.web").split() == [
+        "search.web",
+        "search_web",
+        "mastra",
+        "tool_choice.function.name",
+    ]
+
+
+def test_metadata_this_version_cannot_read_is_ignored():
+    meta = {"findings": [{"code": 1}], "action": "flagged"}
+    text = tables.render_request(chat_body(tools=("a.b",)), "openai-chat", "openai", meta)
+    assert "Outcome" not in text
+    assert "Findings: 1 error (checked now under openai)" in text
+
+
+def test_a_blocked_flows_answer_says_it_came_from_toolnames():
+    finding = Finding("name-invalid-chars", "error", "tools[0].function.name", "bad")
+    meta = annotate.metadata("openai-chat", "openai", "block", "blocked", [finding])
+    answer = json.dumps({"error": {"message": "toolnames: bad"}}).encode()
+
+    text = tables.render_response(
+        answer, "application/json", "openai-chat", "openai", chat_body(("a.b",)), meta, 400
+    )
+
+    assert "Outcome: blocked in block mode: toolnames answered with an error;" in text
+    assert "This answer is toolnames' own: the request was blocked." in text
+    assert "Calls in this response: none" in text
+
+
+@pytest.mark.parametrize(
+    "offered, called, verdict",
+    [
+        (("get_weather",), "get_weather", "offered"),
+        (("get_weather",), "get_time", "✗ never offered"),
+        (("get_weather",), "multi_tool_use.parallel", "✗ OpenAI's parallel wrapper, not a tool"),
+    ],
+)
+def test_a_response_call_is_checked_against_what_the_request_offered(offered, called, verdict):
+    text = tables.render_response(
+        chat_answer(called), "application/json", "openai-chat", "openai", chat_body(offered)
+    )
+    assert verdict in row_of(text, called)
+
+
+def test_an_error_answer_is_not_checked_for_calls():
+    text = tables.render_response(
+        b'{"error": {"message": "nope"}}',
+        "application/json",
+        "openai-chat",
+        "openai",
+        chat_body(tool_choice="get_weather"),
+        status=400,
+    )
+    assert "Findings: none (HTTP 400: calls are checked in successful responses only)" in text
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (b'{"model": "gpt-4.1", "messages": []}', "This request names no tools"),
+        (b"not json", "request-unreadable"),
+        (b'["tools"]', "request-unreadable"),
+        (b'{"tools": 5}', "tool-malformed"),
+        (b'{"tools": [{"type": "function", "function": {"name": 5}}]}', "tool-malformed"),
+        (b'{"tools": [], "tool_choice": "required"}', "✗ no tools offered"),
+    ],
+)
+def test_odd_requests_render_a_table_and_a_finding_instead_of_failing(content, expected):
+    assert expected in tables.render_request(content, "openai-chat", "openai")
+
+
+@pytest.mark.parametrize(
+    "name, shown",
+    [
+        ("get_weather", "get_weather"),
+        ("", '""'),
+        (" padded", '" padded"'),
+        ("tab\there", '"tab\\there"'),
+        ("n" * 60, "n" * 47 + "…"),
+    ],
+)
+def test_a_name_is_shown_as_one_unambiguous_cell(name, shown):
+    assert tables.shown_name(name) == shown
+
+
+# Keys of every format, so arbitrary bodies reach deep into the adapters.
+KEYS = [
+    "tools", "tool_choice", "type", "function", "name", "messages", "role", "tool_calls",
+    "functions", "function_call", "input", "output", "content", "choices", "message",
+    "toolConfig", "toolSpec", "toolChoice", "tool", "toolUse", "contents", "parts",
+    "functionDeclarations", "functionCall", "functionCallingConfig", "allowedFunctionNames",
+]  # fmt: skip
+WORDS = ["function", "custom", "auto", "required", "any", "none", "tool", "assistant", "a.b"]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.sampled_from(WORDS),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(FORMATS)), json_values, json_values)
+def test_any_json_renders_without_raising(api, request_body, response_body):
+    request_content = json.dumps(request_body).encode()
+    assert tables.render_request(request_content, api, "openai").startswith("toolnames: ")
+    answer = tables.render_response(
+        json.dumps(response_body).encode(), "application/json", api, "openai", request_content
+    )
+    assert answer.startswith("toolnames: ")
+
+
+def test_an_unknown_rule_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown rule 'nope'"):
+        tables.render_request(chat_body(), "openai-chat", "nope")
+
+
+# --- the mitmproxy 12 content view ------------------------------------------------------------
+
+
+def sdk_flow(path: Path, host: str = "api.example.com") -> http.HTTPFlow:
+    sdk = load_sdk(path)
+    f = tflow.tflow(
+        req=tutils.treq(
+            method=b"POST", scheme=b"https", host=host, port=443, path=sdk["path"].encode()
+        ),
+        resp=True,
+    )
+    f.request.headers["content-type"] = sdk["content_type"]
+    f.request.text = sdk["body_text"]
+    return f
+
+
+def chat_flow(body: bytes, host: str = "api.openai.com", answer: bytes | None = None):
+    f = tflow.tflow(
+        req=tutils.treq(
+            method=b"POST", scheme=b"https", host=host, port=443, path=b"/v1/chat/completions"
+        ),
+        resp=True,
+    )
+    f.request.headers["content-type"] = "application/json"
+    f.request.content = body
+    if answer is not None:
+        f.response.headers["content-type"] = "application/json"
+        f.response.content = answer
+    return f
+
+
+@pytest.fixture
+def view():
+    """The addon loaded (which registers the view) and configured, as mitmproxy does at startup."""
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    tn = toolnames.ToolNames()
+    try:
+        with taddons.context(tn) as tctx:
+            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
+            yield tctx, tn
+    finally:
+        # The test master's log handler outlives its event loop (as in test_toolnames.py).
+        for handler in set(root.handlers) - set(handlers):
+            root.removeHandler(handler)
+
+
+@needs_mitmproxy12
+@pytest.mark.parametrize("path", REQUEST_FIXTURES, ids=[p.stem for p in REQUEST_FIXTURES])
+def test_the_view_opens_by_itself_on_every_formats_request_with_tools(view, path):
+    f = sdk_flow(path)
+    shown = contentviews.prettify_message(f.request, f)
+    assert shown.view_name == "toolnames"
+    api = detect_api("POST", f.request.path)
+    assert shown.text.startswith(f"toolnames: {FORMATS[api].title} request")
+
+
+@needs_mitmproxy12
+@pytest.mark.parametrize("path", RESPONSE_FIXTURES, ids=[p.name for p in RESPONSE_FIXTURES])
+def test_the_view_reads_every_formats_response_when_chosen(view, path):
+    api = response_api(path.name)
+    request = next(p for p in REQUEST_FIXTURES if p.name.startswith(api))
+    f = sdk_flow(request)
+    content_type, content = response_body(path)
+    f.response.headers["content-type"] = content_type
+    f.response.content = content
+    shown = contentviews.prettify_message(f.response, f, view_name="toolnames")
+    assert shown.view_name == "toolnames"
+    assert shown.text.startswith(f"toolnames: {FORMATS[api].title} response")
+    found, _ = analysis.read_response_calls(api, content_type, content)
+    assert f"Calls in this response: {len(found) or 'none'}\n" in shown.text
+
+
+@needs_mitmproxy12
+@pytest.mark.parametrize(
+    "flow, expected",
+    [
+        pytest.param(lambda: chat_flow(chat_body()), "toolnames", id="request-with-tools"),
+        pytest.param(lambda: chat_flow(chat_body(tools=None)), "JSON", id="request-without-tools"),
+        pytest.param(lambda: chat_flow(b'{"a": 1}', host="example.com"), "JSON", id="not-llm"),
+    ],
+)
+def test_the_view_is_chosen_only_for_requests_that_name_tools(view, flow, expected):
+    f = flow()
+    if "example.com" in f.request.host:
+        f.request.path = "/api/things"
+    assert contentviews.prettify_message(f.request, f).view_name == expected
+
+
+@needs_mitmproxy12
+def test_a_response_opens_in_the_view_only_when_toolnames_flagged_it(view):
+    tctx, tn = view
+    f = chat_flow(chat_body(), answer=chat_answer("get_time"))
+    assert contentviews.prettify_message(f.response, f).view_name == "JSON"
+    tn.response(f)
+    assert f.metadata["toolnames"]["findings"][0]["code"] == "response-unknown-tool"
+    shown = contentviews.prettify_message(f.response, f)
+    assert shown.view_name == "toolnames"
+    assert "✗ never offered" in row_of(shown.text, "get_time")
+    assert "Findings: 1 error (recorded by toolnames for this flow)" in shown.text
+
+
+@needs_mitmproxy12
+def test_the_view_chosen_by_hand_on_other_traffic_says_what_it_reads(view):
+    f = tflow.tflow(resp=True)
+    shown = contentviews.prettify_message(f.request, f, view_name="toolnames")
+    assert shown.view_name == "toolnames"
+    assert shown.text == mitm_view.NOT_LLM
+
+
+@needs_mitmproxy12
+def test_the_view_applies_the_rule_the_addon_recorded(view):
+    tctx, tn = view
+    f = chat_flow(chat_body(tools=("a-b",)))
+    tctx.configure(tn, toolnames_rule=["*=portable"])
+    tn.request(f)
+    tctx.configure(tn, toolnames_rule=[])
+    shown = contentviews.prettify_message(f.request, f)
+    assert "Name rule: portable" in shown.text
+    assert "✗ bad chars '-'" in row_of(shown.text, "a-b")
+
+
+@needs_mitmproxy12
+def test_without_a_record_the_view_applies_the_toolnames_rule_option(view):
+    tctx, tn = view
+    f = chat_flow(chat_body(tools=("a-b",)), host="openrouter.ai")
+    assert "Name rule: openai" in contentviews.prettify_message(f.request, f).text
+    tctx.configure(tn, toolnames_rule=["openrouter.ai=gemini"])
+    assert "Name rule: gemini" in contentviews.prettify_message(f.request, f).text
+
+
+@needs_mitmproxy12
+def test_render_priority_never_raises(view, monkeypatch):
+    f = chat_flow(chat_body())
+    metadata = contentviews.Metadata(flow=f, http_message=f.request)
+
+    def broken(*args):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(analysis, "read_request", broken)
+    assert mitm_view.ToolnamesView().render_priority(f.request.content, metadata) == -1
+
+
+@needs_mitmproxy12
+def test_loading_the_addon_again_keeps_the_one_view(view, caplog):
+    tctx, tn = view
+    caplog.set_level(logging.INFO)
+    tctx.script(str(ADDON_SCRIPT))
+    assert "Replacing existing toolnames contentview" not in caplog.text
+    assert isinstance(contentviews.registry["toolnames"], mitm_view.ToolnamesView)
+
+
+def test_without_the_new_api_the_addon_works_and_says_so_once(monkeypatch, caplog):
+    # What mitmproxy 11 does; on 11 this is the real code path, on 12 it is simulated.
+    monkeypatch.setattr(mitm_view, "_Base", object)
+    monkeypatch.setattr(mitm_view, "_said_unavailable", False)
+    caplog.set_level(logging.INFO)
+    with taddons.context() as tctx:
+        tn = tctx.script(str(ADDON_SCRIPT)).addons[0]
+        tctx.script(str(ADDON_SCRIPT))
+        f = chat_flow(chat_body(tools=("a.b",)))
+        tn.request(f)
+    assert f.marked == ":warning:"
+    notes = [r for r in caplog.records if "needs mitmproxy 12" in r.getMessage()]
+    assert len(notes) == 1
+    assert notes[0].levelno == logging.INFO
+    assert f"this is mitmproxy {version.VERSION}" in notes[0].getMessage()
+
+
+@pytest.mark.skipif(MITMPROXY_12, reason="checks mitmproxy 11's real content view API")
+def test_on_mitmproxy_11_no_view_is_registered():
+    assert not mitm_view.available()
+    with taddons.context() as tctx:
+        tctx.script(str(ADDON_SCRIPT))
+    assert contentviews.get("toolnames") is None
