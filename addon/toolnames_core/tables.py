@@ -186,14 +186,18 @@ def _fixes_section(meta: dict) -> list[str]:
         rows = [
             (shown_name(f["from"]), shown_name(f["to"]), f["rewrite"], f["path"]) for f in fixes
         ]
-        lines += [f"Fixes: {len(fixes)}", *table(("client sent", "sent on", "rewrite", "at"), rows)]
+        lines += [
+            "",
+            f"Fixes: {len(fixes)}",
+            *table(("client sent", "sent on", "rewrite", "at"), rows),
+        ]
     skipped = [s for s in meta.get("fix_skipped") or [] if isinstance(s, dict)]
     if skipped:
         rows = [
             (shown_name(str(s.get("name", ""))), str(s.get("reason", "")), str(s.get("path", "")))
             for s in skipped
         ]
-        lines += [f"Not fixed: {len(skipped)}", *table(("name", "why", "at"), rows)]
+        lines += ["", f"Not fixed: {len(skipped)}", *table(("name", "why", "at"), rows)]
     return lines
 
 
