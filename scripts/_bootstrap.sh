@@ -232,16 +232,17 @@ tn_setup_mastra() {
 # running as root. Returns 1 (with a warning) if it is not available.
 tn_ensure_chromium() {
     local log
-    if [[ -x /usr/bin/chromium ]]; then
+    # The colour emoji font makes the flow markers (⚠ 🛠 ⛔) visible in browser screenshots.
+    if [[ -x /usr/bin/chromium && -e /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]]; then
         return 0
     fi
     if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
         tn_log "warning: /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get)"
         return 1
     fi
-    tn_log "installing chromium (apt-get)…"
+    tn_log "installing chromium and an emoji font (apt-get)…"
     log="$(mktemp "${TMPDIR:-/tmp}/toolnames-apt.XXXXXX")"
-    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$log" 2>&1; then
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-color-emoji; } >"$log" 2>&1; then
         tail -n 40 "$log" >&2
         tn_log "warning: apt-get install chromium failed (full log: $log)"
         return 1
