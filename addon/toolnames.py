@@ -173,7 +173,9 @@ class ToolNames:
             self.read_back.add(flow)
             self._log(flow, mitm_flows.show(flow))
             return
-        rule = endpoints.choose_rule(api, flow.request.pretty_host, self.overrides)
+        rule = endpoints.choose_rule(
+            api, flow.request.pretty_host, self.overrides, flow.request.port
+        )
         mode = ctx.options.toolnames_mode
         # Only traffic that is still on its way can be changed.
         mutable = flow.live and flow.response is None and flow.error is None
@@ -240,7 +242,9 @@ class ToolNames:
                 [f.to_dict() for f in findings]
             )
         else:
-            rule = endpoints.choose_rule(api, flow.request.pretty_host, self.overrides)
+            rule = endpoints.choose_rule(
+                api, flow.request.pretty_host, self.overrides, flow.request.port
+            )
             flow.metadata[META_KEY] = annotate.metadata(
                 api, rule, ctx.options.toolnames_mode, "observed", findings
             )
@@ -248,9 +252,9 @@ class ToolNames:
     def _log(self, flow: http.HTTPFlow, comment: str | None) -> None:
         if comment:
             request = flow.request
-            logger.warning(
-                "%s %s%s: %s", request.method, request.pretty_host, request.path, comment
-            )
+            # The path without secrets: Gemini's API key travels in the query string.
+            path = mitm_save.redacted_path(request.path)
+            logger.warning("%s %s%s: %s", request.method, request.pretty_host, path, comment)
 
     def _save(self, flow: http.HTTPFlow) -> None:
         meta = flow.metadata.get(META_KEY)

@@ -876,3 +876,26 @@ def test_flows_read_back_without_metadata_are_analysed_afresh(tmp_path):
     assert back.metadata["toolnames"]["action"] == "observed"  # not live: never fixed
     assert back.request.content == f.request.content
     assert (back.marked, back.comment) == (f.marked, f.comment)
+
+
+def test_the_log_line_never_carries_a_key_from_the_query_string(caplog):
+    caplog.set_level(logging.INFO)
+    with running() as (tctx, tn):
+        f = chat_flow(BAD_TOOL, path=b"/v1/chat/completions?api-version=1&key=sekrit-value")
+        tn.request(f)
+        tn.response(provider_error(f))
+    (line,) = warnings_logged(caplog)
+    assert "sekrit-value" not in line
+    assert "api-version=1&key=REDACTED-by-toolnames" in line
+
+
+def test_a_rule_override_with_a_port_matches_that_port_only():
+    with running(toolnames_rule=["localhost:4000=portable"]) as (tctx, tn):
+        flows = {}
+        for port in (4000, 4001):
+            f = chat_flow({"tools": [fn("get-weather")]}, host="localhost")
+            f.request.port = port
+            tn.request(f)
+            flows[port] = f
+    assert flows[4000].metadata["toolnames"]["rule"] == "portable"
+    assert "toolnames" not in flows[4001].metadata

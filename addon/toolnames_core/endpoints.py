@@ -73,16 +73,25 @@ def parse_rule_override(spec: str) -> RuleOverride:
     return RuleOverride(pattern, rule)
 
 
-def choose_rule(api: str, host: str, overrides: tuple[RuleOverride, ...] = ()) -> str:
-    """The id of the rule for ``host``: the user's first matching override, then what we know."""
-    return _choose_rule(api, host.lower(), tuple(overrides))
+def choose_rule(
+    api: str, host: str, overrides: tuple[RuleOverride, ...] = (), port: int | None = None
+) -> str:
+    """The id of the rule for ``host``: the user's first matching override, then what we know.
+
+    An override pattern may name a port (``localhost:4000=anthropic`` for a local gateway):
+    it is matched against ``host:port`` as well as the bare host.
+    """
+    return _choose_rule(api, host.lower(), tuple(overrides), port)
 
 
 # Every request asks; a dozen fnmatch calls per request add up, and hosts repeat.
 @functools.lru_cache(maxsize=1024)
-def _choose_rule(api: str, host: str, overrides: tuple[RuleOverride, ...]) -> str:
+def _choose_rule(api: str, host: str, overrides: tuple[RuleOverride, ...], port: int | None) -> str:
+    with_port = f"{host}:{port}" if port else None
     for override in overrides:
-        if fnmatch.fnmatchcase(host, override.host_pattern):
+        if fnmatch.fnmatchcase(host, override.host_pattern) or (
+            with_port and fnmatch.fnmatchcase(with_port, override.host_pattern)
+        ):
             return override.rule
     for pattern, rule in _HOST_RULES:
         if fnmatch.fnmatchcase(host, pattern):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import BinaryIO
+from urllib.parse import unquote
 
 from mitmproxy import http
 from mitmproxy import io
@@ -54,6 +55,18 @@ def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
         if name.lower() in SECRET_QUERY:
             query.set_all(name, [REDACTED] * len(query.get_all(name)))
     return copy
+
+
+def redacted_path(path: str) -> str:
+    """A request path for a log line, with the values of credential parameters removed."""
+    base, sep, query = path.partition("?")
+    if not sep:
+        return path
+    parts = []
+    for part in query.split("&"):
+        name, eq, _ = part.partition("=")
+        parts.append(f"{name}={REDACTED}" if eq and unquote(name).lower() in SECRET_QUERY else part)
+    return f"{base}?{'&'.join(parts)}"
 
 
 class FlaggedFlowWriter:

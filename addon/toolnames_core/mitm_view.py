@@ -79,7 +79,9 @@ class _Exchange:
         recorded = (self.meta or {}).get("rule")
         if isinstance(recorded, str) and recorded in RULES:
             return recorded
-        return endpoints.choose_rule(self.api, self.flow.request.pretty_host, _overrides())
+        return endpoints.choose_rule(
+            self.api, self.flow.request.pretty_host, _overrides(), self.flow.request.port
+        )
 
 
 class ToolnamesView(_Base):
