@@ -1,0 +1,95 @@
+"""scripts/demo, run as a user runs it: its own set-up, observe / fix / block, the saved flows."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+
+# The demo drives the openai SDK from .venv, whichever venv runs pytest: once is enough.
+pytestmark = [pytest.mark.e2e, pytest.mark.needs_sdk]
+
+DEMO_TIMEOUT = 180
+
+
+def processes_mentioning(text: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            data = cmdline.read_bytes()
+        except OSError:
+            continue  # the process ended meanwhile
+        if text.encode() in data:
+            found.append(data.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path_factory.mktemp("demo")
+    result = subprocess.run(
+        [str(REPO_ROOT / "scripts" / "demo"), "--out", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=DEMO_TIMEOUT,
+    )
+    return result, out
+
+
+def test_demo_exits_0_with_every_step_as_described(demo):
+    result, _ = demo
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "✗" not in result.stdout
+    assert "demo OK:" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # observe: the finding in mitmdump's log, the provider's own rejection, exact bytes.
+        "== 1/3 observe:",
+        "mitmdump log: toolnames error: choice-not-in-tools: tool_choice.function.name "
+        "'search.web' (10 chars) names no offered tool; offered: 'search_web'",
+        "✓ the provider rejected it: Tool choice 'search.web' not found in 'tools' parameter.",
+        "✓ the provider got Mastra's request as sent (tool_choice 'search.web')",
+        "bytes the SDK sent",
+        # fix: the rewrite, and Mastra's forced tool call running end to end.
+        "== 2/3 fix:",
+        "mitmdump log: toolnames fixed tool_choice.function.name 'search.web' → 'search_web'",
+        '✓ the forced call search_web ran: {"forecast": "sunny", "city": "Paris", "tempC": 20}',
+        "✓ the provider got tool_choice 'search_web', then the tool's result",
+        '✓ 200 OK, tool call search_web({"city":"Paris"})',
+        "✓ the provider got the SDK's bytes with only the forced name changed",
+        # block: the toolnames 400 in the provider's error shape; nothing reaches the provider.
+        "== 3/3 block:",
+        "mitmdump log: toolnames blocked: choice-not-in-tools:",
+        "✓ Mastra failed with the toolnames error: toolnames: tool_choice.function.name",
+        "✓ BadRequestError, HTTP 400, code 'choice-not-in-tools': toolnames:",
+        "✓ the provider received nothing (0 requests)",
+        # the saved flows, and how to look at them.
+        "✓ 7 flows (2 observed, 3 fixed, 2 blocked), each with its response",
+        "✓ the API key is redacted in the file; its mode is 600",
+    ],
+)
+def test_demo_output_tells_the_story(demo, line):
+    result, _ = demo
+
+    assert line in result.stdout
+
+
+def test_demo_prints_where_the_flagged_flows_are_and_how_to_read_them(demo):
+    result, out = demo
+
+    saved = out / "flagged.mitm"
+    assert saved.stat().st_size > 0
+    assert f"mitmdump -nr {saved} -s addon/toolnames.py" in result.stdout
+    assert f"mitmweb -r {saved}" in result.stdout
+
+
+def test_demo_leaves_no_process_behind(demo):
+    _, out = demo
+
+    assert processes_mentioning(str(out)) == []
