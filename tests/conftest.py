@@ -155,9 +155,13 @@ class Mitmdump:
             time.sleep(0.05)
 
     def stop(self) -> int:
-        """SIGINT (mitmdump shuts down cleanly, running the addons' done hooks), then SIGKILL."""
+        """SIGTERM (mitmdump shuts down cleanly, running the addons' done hooks), then SIGKILL.
+
+        Not SIGINT: a mitmdump started from a background job can lose a SIGINT sent while it
+        is still starting up (seen while writing scripts/demo).
+        """
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
