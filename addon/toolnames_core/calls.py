@@ -112,29 +112,40 @@ def is_stream(content_type: str) -> bool:
 class StreamTap:
     """Watches a streamed response go by: every chunk is returned at once, unchanged.
 
-    mitmproxy calls it with each chunk and with b"" at the end of the message.
+    mitmproxy calls it with each chunk and with b"" at the end of the message. An HTTP/2
+    peer may also send an empty DATA frame mid-stream, which arrives as b"" too, so a b""
+    is the end only if nothing follows it: the last event is flushed when the calls are
+    read, not when the b"" comes.
     """
 
     def __init__(self, fmt) -> None:
         self.decoder = EventDecoder(fmt.stream_framing)
         self.collector = fmt.stream_collector()
         self.ended = False
+        self.closed = False
         self.checked = False
         self.failure: str | None = None
 
     def __call__(self, chunk: bytes) -> bytes:
+        if chunk:
+            self._read(lambda: self.decoder.feed(chunk))
+        self.ended = not chunk
+        return chunk
+
+    def _read(self, events) -> None:
         if self.failure is None:
             try:
-                events = self.decoder.feed(chunk) if chunk else self.decoder.close()
-                for event in events:
+                for event in events():
                     self.collector.event(event)
             except Exception as e:  # noqa: BLE001
                 # A bug in a collector must never cost the client its stream: stop
                 # reading, keep forwarding, and say so on the flow.
                 self.failure = f"{type(e).__name__}: {e}"
-        if not chunk:
-            self.ended = True
-        return chunk
+
+    def _close(self) -> None:
+        if self.ended and not self.closed:
+            self.closed = True
+            self._read(self.decoder.close)
 
     def feed_all(self, content: bytes) -> StreamTap:
         self(content)
@@ -142,9 +153,11 @@ class StreamTap:
         return self
 
     def calls(self) -> list[NameRef]:
+        self._close()
         return self.collector.calls()
 
     def problem(self) -> Finding | None:
+        self._close()
         if self.failure:
             return Finding(
                 "response-unreadable",
