@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -10,6 +11,7 @@ from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.model import Severity
 from toolnames_core.model import format_path
 
 # (status, headers, body) of the answer a blocked request gets instead of the provider's.
@@ -68,6 +70,20 @@ def malformed(
 ) -> Finding:
     path = format_path(where)
     return Finding(code, "error", path, f"{path} is {type_name(value)}, expected {expected}")
+
+
+def shown(value: object) -> str:
+    """A short JSON rendering of a value for a message; never raises, even on deep nesting."""
+    try:
+        return json.dumps(value)[:120]
+    except (RecursionError, ValueError):
+        return type_name(value)
+
+
+def bad_choice(where: JsonPath, value: object, why: str, severity: Severity = "error") -> Finding:
+    """A ``choice-malformed`` finding: the path, the value as sent, and what was expected."""
+    path = format_path(where)
+    return Finding("choice-malformed", severity, path, f"{path} {shown(value)}: {why}")
 
 
 # Importing an adapter registers it; the table is complete once this package is imported.

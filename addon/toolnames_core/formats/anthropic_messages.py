@@ -30,6 +30,7 @@ import json
 
 from toolnames_core.formats import BlockResponse
 from toolnames_core.formats import WireFormat
+from toolnames_core.formats import bad_choice
 from toolnames_core.formats import malformed
 from toolnames_core.formats import register
 from toolnames_core.formats import type_name
@@ -76,29 +77,15 @@ def _read_tools(body: dict, view: RequestView) -> None:
             view.problems.append(malformed(("tools", i, "type"), "a tool type string", kind))
 
 
-def _shown(value: object) -> str:
-    """A short JSON rendering of a value for a message; never raises, even on deep nesting."""
-    try:
-        return json.dumps(value)[:120]
-    except (RecursionError, ValueError):
-        return type_name(value)
-
-
-def _bad_choice(value: object, why: str) -> Finding:
-    return Finding(
-        "choice-malformed", "error", "tool_choice", f"tool_choice {_shown(value)}: {why}"
-    )
-
-
 def _read_tool_choice(value: object, view: RequestView) -> None:
     where = ("tool_choice",)
     if isinstance(value, str):
         suggested = "any" if value == "required" else value
         why = f'Anthropic takes an object here, e.g. {{"type": "{suggested}"}}'
-        view.problems.append(_bad_choice(value, why))
+        view.problems.append(bad_choice(where, value, why))
         return
     if not isinstance(value, dict):
-        view.problems.append(_bad_choice(value, f"is {type_name(value)}, expected an object"))
+        view.problems.append(bad_choice(where, value, f"is {type_name(value)}, expected an object"))
         return
     kind = value.get("type")
     if isinstance(kind, str) and kind in _CHOICE_MODES:
@@ -111,15 +98,17 @@ def _read_tool_choice(value: object, view: RequestView) -> None:
             )
         elif "toolName" in value:
             why = "the AI SDK's internal tool choice leaked through; the API does not accept it"
-            view.problems.append(_bad_choice(value, why))
+            view.problems.append(bad_choice(where, value, why))
         else:
             why = 'a "tool" choice needs {"type": "tool", "name": "<tool name>"}'
-            view.problems.append(_bad_choice(value, why))
+            view.problems.append(bad_choice(where, value, why))
     elif kind == "function":
         why = 'this is the OpenAI shape; Anthropic wants {"type": "tool", "name": ...}'
-        view.problems.append(_bad_choice(value, why))
+        view.problems.append(bad_choice(where, value, why))
     else:
-        view.problems.append(_bad_choice(value, 'expected type "auto", "any", "none" or "tool"'))
+        view.problems.append(
+            bad_choice(where, value, 'expected type "auto", "any", "none" or "tool"')
+        )
 
 
 def _read_history(messages: object, view: RequestView) -> None:

@@ -17,6 +17,7 @@ import json
 
 from toolnames_core.formats import BlockResponse
 from toolnames_core.formats import WireFormat
+from toolnames_core.formats import bad_choice
 from toolnames_core.formats import malformed
 from toolnames_core.formats import register
 from toolnames_core.model import Choice
@@ -37,11 +38,6 @@ _ERROR_TYPE = "ValidationException:http://internal.amazon.com/coral/com.amazon.b
 _NEEDS_TOOL_CONFIG = (
     "The toolConfig field must be defined when using toolUse and toolResult content blocks."
 )
-
-
-def _bad_choice(where: JsonPath, value: object, why: str) -> Finding:
-    path = format_path(where)
-    return Finding("choice-malformed", "error", path, f"{path} {json.dumps(value)[:120]}: {why}")
 
 
 def _read_tools(config: dict, view: RequestView) -> None:
@@ -86,7 +82,7 @@ def _read_tool_choice(choice: object, view: RequestView) -> None:
         'expected exactly one of {"auto": {}}, {"any": {}} or {"tool": {"name": "<tool name>"}}'
     )
     if not isinstance(choice, dict) or len(choice) != 1:
-        view.problems.append(_bad_choice(where, choice, expected))
+        view.problems.append(bad_choice(where, choice, expected))
         return
     ((kind, value),) = choice.items()
     if kind in ("auto", "any") and isinstance(value, dict):
@@ -95,7 +91,7 @@ def _read_tool_choice(choice: object, view: RequestView) -> None:
         ref = NameRef(value["name"], (*where, "tool", "name"))
         view.choices.append(Choice("named", where, (ref,)))
     else:
-        view.problems.append(_bad_choice(where, choice, expected))
+        view.problems.append(bad_choice(where, choice, expected))
 
 
 def _read_history(messages: object, view: RequestView) -> JsonPath | None:

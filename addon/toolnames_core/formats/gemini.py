@@ -19,6 +19,7 @@ import json
 
 from toolnames_core.formats import BlockResponse
 from toolnames_core.formats import WireFormat
+from toolnames_core.formats import bad_choice
 from toolnames_core.formats import malformed
 from toolnames_core.formats import register
 from toolnames_core.model import Choice
@@ -92,11 +93,6 @@ def _read_tools(body: dict, view: RequestView) -> int:
     return declared
 
 
-def _bad_choice(where: JsonPath, value: object, why: str, severity: str = "error") -> Finding:
-    path = format_path(where)
-    return Finding("choice-malformed", severity, path, f"{path} {json.dumps(value)[:120]}: {why}")
-
-
 def _read_mode(config: dict, where: JsonPath, view: RequestView) -> str | None:
     mode = config.get("mode")
     if mode is None:
@@ -106,7 +102,7 @@ def _read_mode(config: dict, where: JsonPath, view: RequestView) -> str | None:
     if isinstance(mode, str) and mode.upper() in _MODES:
         return "AUTO" if mode.upper() == "MODE_UNSPECIFIED" else mode.upper()
     view.problems.append(
-        _bad_choice((*where, "mode"), mode, 'expected "AUTO", "ANY", "NONE" or "VALIDATED"')
+        bad_choice((*where, "mode"), mode, 'expected "AUTO", "ANY", "NONE" or "VALIDATED"')
     )
     return None
 
@@ -118,7 +114,7 @@ def _read_allowed(config: dict, where: JsonPath, view: RequestView) -> tuple[lis
     for key, names in _members(config, "allowed_function_names", where, view, "choice-malformed"):
         if not isinstance(names, list):
             view.problems.append(
-                _bad_choice((*where, key), names, "expected an array of function names")
+                bad_choice((*where, key), names, "expected an array of function names")
             )
             continue
         given = given or bool(names)
@@ -127,7 +123,7 @@ def _read_allowed(config: dict, where: JsonPath, view: RequestView) -> tuple[lis
                 refs.append(NameRef(name, (*where, key, k)))
             else:
                 view.problems.append(
-                    _bad_choice((*where, key, k), name, "expected a function name (a string)")
+                    bad_choice((*where, key, k), name, "expected a function name (a string)")
                 )
     return refs, given
 
@@ -135,14 +131,14 @@ def _read_allowed(config: dict, where: JsonPath, view: RequestView) -> tuple[lis
 def _read_tool_config(body: dict, declared: int, view: RequestView) -> None:
     for tc_key, tool_config in _members(body, "tool_config", (), view, "choice-malformed"):
         if not isinstance(tool_config, dict):
-            view.problems.append(_bad_choice((tc_key,), tool_config, "expected an object"))
+            view.problems.append(bad_choice((tc_key,), tool_config, "expected an object"))
             continue
         for fc_key, config in _members(
             tool_config, "function_calling_config", (tc_key,), view, "choice-malformed"
         ):
             where = (tc_key, fc_key)
             if not isinstance(config, dict):
-                view.problems.append(_bad_choice(where, config, "expected an object"))
+                view.problems.append(bad_choice(where, config, "expected an object"))
                 continue
             mode = _read_mode(config, where, view)
             names, names_given = _read_allowed(config, where, view)
@@ -152,7 +148,7 @@ def _read_tool_config(body: dict, declared: int, view: RequestView) -> None:
                 # providers.md §6: "This should only be set when the Mode is ANY or VALIDATED."
                 # What the API does otherwise is not known, so the names are not checked.
                 view.problems.append(
-                    _bad_choice(
+                    bad_choice(
                         where,
                         config,
                         f"allowed function names only apply with mode ANY or VALIDATED, not {mode}",
