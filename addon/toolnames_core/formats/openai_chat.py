@@ -8,6 +8,7 @@ from toolnames_core.calls import PARALLEL_WRAPPERS
 from toolnames_core.calls import unwrap_parallel
 from toolnames_core.formats import BlockResponse
 from toolnames_core.formats import WireFormat
+from toolnames_core.formats import bad_choice
 from toolnames_core.formats import malformed
 from toolnames_core.formats import register
 from toolnames_core.formats import type_name
@@ -15,7 +16,6 @@ from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
-from toolnames_core.model import format_path
 
 API = "openai-chat"
 _TOOL_KINDS = ("function", "custom")
@@ -74,18 +74,22 @@ def _read_tools(body: dict, view: RequestView) -> None:
                     view.tools.append(ref)
 
 
-def _bad_choice(where: tuple, value: object, why: str) -> Finding:
-    shown = json.dumps(value)[:120]
-    return Finding(
-        "choice-malformed", "error", format_path(where), f"{format_path(where)} {shown}: {why}"
-    )
+def read_string_choice(value: str, where: tuple, view: RequestView) -> None:
+    """A string ``tool_choice``: Chat Completions and Responses take the same three
+    (providers.md §2, §3)."""
+    if value in ("none", "auto", "required"):
+        view.choices.append(Choice(value, where))
+    else:
+        view.problems.append(
+            bad_choice(where, value, 'expected "none", "auto", "required" or an object')
+        )
 
 
 def _read_named(obj: dict, where: tuple, kind: str, view: RequestView) -> NameRef | None:
     inner = obj.get(kind)
     if not isinstance(inner, dict) or not isinstance(inner.get("name"), str):
         view.problems.append(
-            _bad_choice(
+            bad_choice(
                 where, obj, f'a "{kind}" choice needs {{"{kind}": {{"name": "<tool name>"}}}}'
             )
         )
@@ -96,23 +100,18 @@ def _read_named(obj: dict, where: tuple, kind: str, view: RequestView) -> NameRe
 def _read_tool_choice(value: object, view: RequestView) -> None:
     where = ("tool_choice",)
     if isinstance(value, str):
-        if value in ("none", "auto", "required"):
-            view.choices.append(Choice(value, where))
-        else:
-            view.problems.append(
-                _bad_choice(where, value, 'expected "none", "auto", "required" or an object')
-            )
+        read_string_choice(value, where, view)
         return
     if not isinstance(value, dict):
         view.problems.append(
-            _bad_choice(where, value, f"is {type_name(value)}, expected a string or an object")
+            bad_choice(where, value, f"is {type_name(value)}, expected a string or an object")
         )
         return
     kind = value.get("type")
     if kind in _TOOL_KINDS:
         if kind == "function" and "function" not in value and isinstance(value.get("name"), str):
             why = 'this is the Responses API shape; Chat Completions wants {"type": "function", "function": {"name": ...}}'
-            view.problems.append(_bad_choice(where, value, why))
+            view.problems.append(bad_choice(where, value, why))
             return
         ref = _read_named(value, where, kind, view)
         if ref:
@@ -121,10 +120,10 @@ def _read_tool_choice(value: object, view: RequestView) -> None:
         _read_allowed(value, view)
     elif kind == "tool" and "toolName" in value:
         why = "the AI SDK's internal tool choice leaked through; the API does not accept it"
-        view.problems.append(_bad_choice(where, value, why))
+        view.problems.append(bad_choice(where, value, why))
     else:
         view.problems.append(
-            _bad_choice(where, value, 'expected type "function", "custom" or "allowed_tools"')
+            bad_choice(where, value, 'expected type "function", "custom" or "allowed_tools"')
         )
 
 
@@ -134,14 +133,14 @@ def _read_allowed(value: dict, view: RequestView) -> None:
     tools = allowed.get("tools") if isinstance(allowed, dict) else None
     if not isinstance(tools, list) or allowed.get("mode") not in ("auto", "required"):
         why = 'expected {"mode": "auto" | "required", "tools": [...]}'
-        view.problems.append(_bad_choice(where, allowed, why))
+        view.problems.append(bad_choice(where, allowed, why))
         return
     names = []
     for i, entry in enumerate(tools):
         kind = entry.get("type") if isinstance(entry, dict) else None
         if kind not in _TOOL_KINDS:
             view.problems.append(
-                _bad_choice((*where, "tools", i), entry, 'expected a "function" or "custom" entry')
+                bad_choice((*where, "tools", i), entry, 'expected a "function" or "custom" entry')
             )
             continue
         ref = _read_named(entry, (*where, "tools", i), kind, view)
@@ -160,7 +159,7 @@ def _read_function_call(value: object, view: RequestView) -> None:
         )
     else:
         view.problems.append(
-            _bad_choice(where, value, 'expected "none", "auto" or {"name": "<function name>"}')
+            bad_choice(where, value, 'expected "none", "auto" or {"name": "<function name>"}')
         )
 
 
@@ -231,7 +230,8 @@ def _call_refs(calls: object, base: tuple) -> list[tuple[NameRef, object]]:
     return out
 
 
-def _with_unwrapped(found: list[tuple[NameRef, object]]) -> list[NameRef]:
+def with_unwrapped(found: list[tuple[NameRef, object]]) -> list[NameRef]:
+    """Each (call, arguments) as its call, followed by the calls inside a parallel wrapper."""
     out = []
     for ref, args in found:
         out.append(ref)
@@ -252,7 +252,7 @@ def read_calls(body: dict) -> list[NameRef]:
         if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
             ref = NameRef(legacy["name"], ("choices", i, "message", "function_call", "name"))
             found.append((ref, legacy.get("arguments")))
-    return _with_unwrapped(found)
+    return with_unwrapped(found)
 
 
 class ChatCallCollector:
@@ -302,7 +302,7 @@ class ChatCallCollector:
                 parts.append(fragment)
 
     def calls(self) -> list[NameRef]:
-        return _with_unwrapped([(ref, "".join(parts)) for ref, parts in self.found.values()])
+        return with_unwrapped([(ref, "".join(parts)) for ref, parts in self.found.values()])
 
 
 FORMAT = register(

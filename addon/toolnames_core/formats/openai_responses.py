@@ -36,16 +36,18 @@ events given to the collector from 0, as the chat collector does: ``events[2].it
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 from toolnames_core.calls import PARALLEL_WRAPPERS
-from toolnames_core.calls import unwrap_parallel
 from toolnames_core.formats import WireFormat
+from toolnames_core.formats import bad_choice
 from toolnames_core.formats import malformed
 from toolnames_core.formats import register
+from toolnames_core.formats import shown
 from toolnames_core.formats import type_name
 from toolnames_core.formats.openai_chat import block_response
+from toolnames_core.formats.openai_chat import read_string_choice
+from toolnames_core.formats.openai_chat import with_unwrapped
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
@@ -78,19 +80,6 @@ _FAMILY = {member: family for family in _BUILTIN_FAMILIES for member in family}
 
 def _problem(code: str, where: tuple, message: str, rule: str | None = None) -> Finding:
     return Finding(code, "error", format_path(where), message, rule)
-
-
-def shown(value: object) -> str:
-    """A short JSON rendering of a value for a message; never raises, even on deep nesting."""
-    try:
-        return json.dumps(value)[:120]
-    except (RecursionError, ValueError):
-        return type_name(value)
-
-
-def _bad_choice(where: tuple, value: object, why: str) -> Finding:
-    path = format_path(where)
-    return Finding("choice-malformed", "error", path, f"{path} {shown(value)}: {why}")
 
 
 def _fixed_rule_problems(
@@ -231,9 +220,7 @@ def _tool_name(tool: dict, where: tuple, kind: str, view: RequestView) -> NameRe
 def _entry(value: object, where: tuple, view: RequestView) -> NameRef | None:
     """The tool a named choice or an allow-list entry points at, or None with a problem."""
     if not isinstance(value, dict):
-        view.problems.append(
-            _bad_choice(where, value, f"is {type_name(value)}, expected an object")
-        )
+        view.problems.append(bad_choice(where, value, f"is {type_name(value)}, expected an object"))
         return None
     kind = value.get("type")
     if kind in _TOOL_KINDS:
@@ -244,7 +231,7 @@ def _entry(value: object, where: tuple, view: RequestView) -> NameRef | None:
             why = f'this is the Chat Completions shape; the Responses API wants {{"type": "{kind}", "name": ...}}'
         else:
             why = f'a "{kind}" choice needs {{"type": "{kind}", "name": "<tool name>"}}'
-        view.problems.append(_bad_choice(where, value, why))
+        view.problems.append(bad_choice(where, value, why))
         return None
     if kind == "mcp":
         label = value.get("server_label")
@@ -252,7 +239,7 @@ def _entry(value: object, where: tuple, view: RequestView) -> NameRef | None:
             # The tool name inside the server, if any, is the server's business.
             return NameRef(f"mcp:{label}", (*where, "server_label"), "builtin")
         view.problems.append(
-            _bad_choice(where, value, 'an "mcp" choice needs {"server_label": "<label>"}')
+            bad_choice(where, value, 'an "mcp" choice needs {"server_label": "<label>"}')
         )
         return None
     if kind == "namespace" and isinstance(value.get("name"), str):
@@ -262,12 +249,12 @@ def _entry(value: object, where: tuple, view: RequestView) -> NameRef | None:
             why = "the AI SDK's internal tool choice leaked through; the API does not accept it"
         else:
             why = 'this is the Anthropic shape; the Responses API wants {"type": "function", "name": ...}'
-        view.problems.append(_bad_choice(where, value, why))
+        view.problems.append(bad_choice(where, value, why))
         return None
     if isinstance(kind, str) and kind and kind not in ("allowed_tools", "namespace"):
         return NameRef(kind, (*where, "type"), "builtin")
     view.problems.append(
-        _bad_choice(
+        bad_choice(
             where, value, 'expected type "function", "custom", "mcp" or a built-in tool type'
         )
     )
@@ -277,12 +264,7 @@ def _entry(value: object, where: tuple, view: RequestView) -> NameRef | None:
 def _read_tool_choice(value: object, view: RequestView) -> None:
     where = ("tool_choice",)
     if isinstance(value, str):
-        if value in ("none", "auto", "required"):
-            view.choices.append(Choice(value, where))
-        else:
-            view.problems.append(
-                _bad_choice(where, value, 'expected "none", "auto", "required" or an object')
-            )
+        read_string_choice(value, where, view)
         return
     if isinstance(value, dict) and value.get("type") == "allowed_tools":
         _read_allowed(value, view)
@@ -298,7 +280,7 @@ def _read_allowed(value: dict, view: RequestView) -> None:
     tools = value.get("tools")
     if not isinstance(tools, list) or value.get("mode") not in ("auto", "required"):
         why = 'expected {"type": "allowed_tools", "mode": "auto" | "required", "tools": [...]}'
-        view.problems.append(_bad_choice(where, value, why))
+        view.problems.append(bad_choice(where, value, why))
         return
     names = []
     for k, entry in enumerate(tools):
@@ -360,15 +342,6 @@ def _item_call(item: object, where: tuple) -> tuple[NameRef, object] | None:
     return NameRef(item["name"], (*where, "name"), kind), item.get("arguments")
 
 
-def _with_unwrapped(found: list[tuple[NameRef, object]]) -> list[NameRef]:
-    out = []
-    for ref, args in found:
-        out.append(ref)
-        if ref.name in PARALLEL_WRAPPERS:
-            out += unwrap_parallel(ref, args)
-    return out
-
-
 def read_calls(body: dict) -> list[NameRef]:
     output = body.get("output")
     found = []
@@ -376,7 +349,7 @@ def read_calls(body: dict) -> list[NameRef]:
         call = _item_call(item, ("output", i))
         if call:
             found.append(call)
-    return _with_unwrapped(found)
+    return with_unwrapped(found)
 
 
 _FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
@@ -466,7 +439,7 @@ class ResponsesCallCollector:
             if args is None:
                 args = "".join(self.deltas.get(key, ()))
             found.append((ref, args))
-        return _with_unwrapped(found)
+        return with_unwrapped(found)
 
 
 FORMAT = register(
