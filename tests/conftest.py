@@ -291,6 +291,28 @@ def mitmdump(
         proc.stop()
 
 
+# A second addon for mitmdump: prints the level of each toolnames log record, which mitmdump's
+# own output does not show.
+LEVEL_PRINTER = """
+import logging
+
+class PrintLevel(logging.Handler):
+    def emit(self, record):
+        if ": toolnames " in record.getMessage():
+            print("level:", record.levelname, record.getMessage(), flush=True)
+
+logging.getLogger().addHandler(PrintLevel())
+"""
+
+
+@pytest.fixture
+def level_printer(tmp_path: Path) -> Path:
+    """That addon as a script file: ``mitmdump("-s", str(level_printer), ...)``."""
+    path = tmp_path / "print_levels.py"
+    path.write_text(LEVEL_PRINTER)
+    return path
+
+
 @pytest.fixture
 def start_mitmdump(mitmdump: Callable[..., Mitmdump]) -> Callable[..., Mitmdump]:
     """The same factory as `mitmdump`, by its function's name."""

@@ -8,18 +8,18 @@ under scripts/test). The request is the one Mastra builds when a tool registered
 """
 
 import json
-import os
-import re
 import stat
 import subprocess
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
-from mitmproxy import io as mitmproxy_io
 
-from conftest import REPO_ROOT
+from tn_testkit import annotations
+from tn_testkit import mitmdump_read
+from tn_testkit import post
+from tn_testkit import read_flows
+from tn_testkit import recording_client
+from tn_testkit import toolnames_lines
 
 API_KEY = "sk-test-not-a-key"
 # A Gemini-style credential in the query string (?key=), which saving must redact too.
@@ -65,51 +65,12 @@ EMOJI_KEY = "search 🔍 web"
 EMOJI_WIRE_NAME = "search____web"
 TOOL_OUTPUT = {"forecast": "sunny", "city": "Paris", "tempC": 20}
 
-# Straight to loopback, whatever http_proxy says.
-DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def toolnames_lines(log: str) -> list[str]:
-    """The addon's log lines without mitmdump's timestamp: 'POST host/path: toolnames …'."""
-    return [m[1] for m in re.finditer(r"(?m)^\[[\d:.]+\] (\w+ \S+: toolnames .*)$", log)]
-
-
-def annotations(log: str) -> list[str]:
-    """The addon's log lines from 'toolnames' on (the URL before it differs once redacted)."""
-    return ["toolnames " + line.split(": toolnames ", 1)[1] for line in toolnames_lines(log)]
-
-
-# A second addon for mitmdump: prints the level of each toolnames log record, which mitmdump's
-# own output does not show.
-LEVEL_PRINTER = """
-import logging
-
-class PrintLevel(logging.Handler):
-    def emit(self, record):
-        if ": toolnames " in record.getMessage():
-            print("level:", record.levelname, record.getMessage(), flush=True)
-
-logging.getLogger().addHandler(PrintLevel())
-"""
-
-
-@pytest.fixture
-def level_printer(tmp_path: Path) -> Path:
-    path = tmp_path / "print_levels.py"
-    path.write_text(LEVEL_PRINTER)
-    return path
-
 
 def sdk_client(proxy):
     """An OpenAI client pointed at the proxy, and the list of request bodies it sends."""
     import openai
 
-    sent: list[bytes] = []
-
-    def record(request) -> None:
-        sent.append(request.read())
-
-    http_client = openai.DefaultHttpxClient(event_hooks={"request": [record]}, trust_env=False)
+    http_client, sent = recording_client(openai)
     client = openai.OpenAI(
         base_url=proxy.url + "/v1", api_key=API_KEY, max_retries=0, http_client=http_client
     )
@@ -291,35 +252,12 @@ def test_block_stops_mastras_request_before_the_provider(
 
 
 def post_with_credentials(proxy) -> int:
-    request = urllib.request.Request(
+    status, _, _ = post(
         f"{proxy.url}/v1/chat/completions?key={QUERY_KEY}",
-        data=json.dumps(MASTRA_SHAPED).encode(),
-        headers={"Content-Type": "application/json", "Authorization": f"Bearer {API_KEY}"},
-        method="POST",
+        MASTRA_SHAPED,
+        {"Authorization": f"Bearer {API_KEY}"},
     )
-    try:
-        with DIRECT.open(request, timeout=10) as response:
-            return response.status
-    except urllib.error.HTTPError as e:
-        return e.code
-
-
-def read_flows(path: Path) -> list:
-    with open(path, "rb") as f:
-        return list(mitmproxy_io.FlowReader(f).stream())
-
-
-def mitmdump_read(binary: Path, confdir: Path, path: Path, *args: str) -> str:
-    result = subprocess.run(
-        [str(binary), "-nr", str(path), "--set", f"confdir={confdir}", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout + result.stderr
+    return status
 
 
 @pytest.fixture

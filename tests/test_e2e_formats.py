@@ -14,22 +14,17 @@ addon sees the request, so the host in log lines and rule patterns is the provid
 """
 
 import json
-import os
-import re
-import subprocess
-import time
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import pytest
-from mitmproxy import io as mitmproxy_io
 
-from conftest import REPO_ROOT
+from tn_testkit import annotations
+from tn_testkit import mitmdump_read
+from tn_testkit import post
+from tn_testkit import recording_client
+from tn_testkit import toolnames_lines
+from tn_testkit import wait_for_flows
 
 REDACTED = "REDACTED-by-toolnames"
-# Straight to loopback, whatever http_proxy says.
-DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 CITY_SCHEMA = {
     "type": "object",
@@ -41,98 +36,9 @@ CITY_SCHEMA = {
 FIXED = "toolnames fixed {path} 'search.web' → 'search_web' (mastra+openai-agents)"
 
 
-def toolnames_lines(log: str) -> list[str]:
-    """The addon's log lines without mitmdump's timestamp: 'POST host/path: toolnames …'."""
-    return [m[1] for m in re.finditer(r"(?m)^\[[\d:.]+\] (\w+ \S+: toolnames .*)$", log)]
-
-
-def annotations(log: str) -> list[str]:
-    """The addon's log lines from 'toolnames' on."""
-    return ["toolnames " + line.split(": toolnames ", 1)[1] for line in toolnames_lines(log)]
-
-
-# A second addon for mitmdump: prints the level of each toolnames log record, which mitmdump's
-# own output does not show.
-LEVEL_PRINTER = """
-import logging
-
-class PrintLevel(logging.Handler):
-    def emit(self, record):
-        if ": toolnames " in record.getMessage():
-            print("level:", record.levelname, record.getMessage(), flush=True)
-
-logging.getLogger().addHandler(PrintLevel())
-"""
-
-
-@pytest.fixture
-def level_printer(tmp_path: Path) -> Path:
-    path = tmp_path / "print_levels.py"
-    path.write_text(LEVEL_PRINTER)
-    return path
-
-
-def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, dict, bytes]:
-    """(status, headers with lowercase names, body) of a plain HTTP POST."""
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", **(headers or {})},
-        method="POST",
-    )
-    try:
-        with DIRECT.open(request, timeout=10) as response:
-            return (
-                response.status,
-                {k.lower(): v for k, v in response.headers.items()},
-                response.read(),
-            )
-    except urllib.error.HTTPError as e:
-        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
-
-
-def read_flows(path: Path) -> list:
-    with open(path, "rb") as f:
-        return list(mitmproxy_io.FlowReader(f).stream())
-
-
-def wait_for_flows(path: Path, count: int, timeout: float = 10.0) -> list:
-    """The flows saved so far, once there are `count` (a flow is saved when it completes)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        flows = read_flows(path) if path.exists() else []
-        if len(flows) >= count or time.monotonic() > deadline:
-            return flows
-        time.sleep(0.05)
-
-
-def mitmdump_read(binary: Path, confdir: Path, path: Path, *args: str) -> str:
-    """What `mitmdump -nr path` prints; fails the test if it cannot read the file."""
-    result = subprocess.run(
-        [str(binary), "-nr", str(path), "--set", f"confdir={confdir}", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout + result.stderr
-
-
 def header_values(record: dict, name: str) -> list[str]:
     """The values of a header in a request the stand-in recorded, by case-insensitive name."""
     return [v for k, v in record["headers"] if k.lower() == name]
-
-
-def recording_client(sdk):
-    """An httpx client for `sdk` (anthropic or openai) and the list of request bodies it sends."""
-    sent: list[bytes] = []
-
-    def record(request) -> None:
-        sent.append(request.read())
-
-    return sdk.DefaultHttpxClient(event_hooks={"request": [record]}, trust_env=False), sent
 
 
 # -- Anthropic Messages, the anthropic SDK ------------------------------------------------------

@@ -3,13 +3,13 @@
 import http.client
 import json
 import re
-import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from mitmproxy import io
+
+from tn_testkit import wait_for_flows
 
 BASELINE_SCRIPT = Path(__file__).parent / "e2e" / "stream_everything.py"
 CLIENT_TIMEOUT = 20  # only a failure guard: a buffered stream would leave the client waiting
@@ -92,16 +92,6 @@ def read_all(response: http.client.HTTPResponse) -> bytes:
     while chunk := response.read1(65536):
         data += chunk
     return data
-
-
-def wait_for_flows(path: Path, count: int, timeout: float = 10.0) -> list:
-    # The flow is saved when mitmproxy finishes it, just after the client's last byte.
-    deadline = time.monotonic() + timeout
-    while True:
-        flows = list(io.FlowReader(path.open("rb")).stream()) if path.exists() else []
-        if len(flows) >= count or time.monotonic() > deadline:
-            return flows
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("script", ["addon", "baseline"])

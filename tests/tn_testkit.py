@@ -1,0 +1,268 @@
+"""Helpers several test files share: the fixtures on disk, the addon in a test master, SDK
+clients answered by a mock transport, hypothesis strategies for whatever JSON, and readers of
+mitmdump's log and saved flows for the end-to-end tests.
+
+Named tn_testkit, not helpers, so that it cannot collide with another module of that name on
+the pythonpath.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import os
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+from mitmproxy import hooks
+from mitmproxy import io as mitmproxy_io
+from mitmproxy.test import taddons
+
+import toolnames
+from conftest import REPO_ROOT
+from toolnames_core import analysis
+from toolnames_core.formats import FORMATS
+from toolnames_core.formats import BlockResponse
+from toolnames_core.model import NameRef
+
+SDK_DIR = Path(__file__).parent / "fixtures" / "sdk"
+RESPONSES_DIR = Path(__file__).parent / "fixtures" / "responses"
+
+
+# -- fixtures on disk -------------------------------------------------------------------------
+
+
+def sdk_fixture(name: str) -> dict:
+    """tests/fixtures/sdk/<name>.json: {"sdk", "path", "body", "body_text"}."""
+    path = SDK_DIR / f"{name}.json"
+    assert path.exists(), (
+        f"missing SDK fixture {path} (tests/fixtures/capture_sdk_bodies.py writes it)"
+    )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def response_fixture(name: str):
+    """A body (.json), or the data payloads of a raw SSE stream (.sse), in order."""
+    text = (RESPONSES_DIR / name).read_text(encoding="utf-8")
+    if name.endswith(".json"):
+        return json.loads(text)
+    return [
+        json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")
+    ]
+
+
+def replace_once(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times"
+    return text.replace(old, new)
+
+
+# -- what an adapter read ---------------------------------------------------------------------
+
+
+def found(result: analysis.RequestAnalysis) -> list[tuple[str, str, str]]:
+    return sorted((f.code, f.severity, f.path) for f in result.findings)
+
+
+def refs(calls: Iterable[NameRef]) -> list[tuple[str, str, str]]:
+    return [(c.name, c.kind, c.path) for c in calls]
+
+
+def stream_calls(api: str, events: Iterable[object]) -> list[NameRef]:
+    """The calls a fresh stream collector of ``api`` finds in ``events``, given in order."""
+    collector = FORMATS[api].stream_collector()
+    for event in events:
+        collector.event(event)
+    return collector.calls()
+
+
+# -- the addon in mitmproxy's test master -----------------------------------------------------
+
+
+@contextlib.contextmanager
+def running(
+    *others: object, **options: object
+) -> Iterator[tuple[taddons.context, toolnames.ToolNames]]:
+    """The addon (with ``others`` after it) configured as mitmproxy does at startup, then with
+    ``options``; yields (tctx, addon) and runs the addon's done hook on the way out."""
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    tn = toolnames.ToolNames()
+    try:
+        with taddons.context(tn, *others) as tctx:
+            # mitmproxy configures every option once at startup; taddons.context does not.
+            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
+            if options:
+                tctx.configure(tn, **options)
+            try:
+                yield tctx, tn
+            finally:
+                tn.done()
+    finally:
+        # The test master's log handler outlives its closed event loop; a second context in
+        # the same test would fail on the first log line without this.
+        for handler in set(root.handlers) - set(handlers):
+            root.removeHandler(handler)
+
+
+# -- SDKs answered by a mock transport --------------------------------------------------------
+
+
+def sdk_http_module():
+    # openai 3.x and anthropic 2.x are built on httpx2 (the same API as httpx); older releases
+    # on httpx.
+    for name in ("httpx2", "httpx"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            pass
+    pytest.skip("neither httpx2 nor httpx is installed")
+
+
+def answering_http_client(answer: BlockResponse):
+    """An http client for an SDK that answers every request with (status, headers, body)."""
+    httpx = sdk_http_module()
+    status, headers, content = answer
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(status, headers=headers, content=content)
+    )
+    return httpx.Client(transport=transport)
+
+
+# -- hypothesis: whatever JSON ----------------------------------------------------------------
+# Two families, each drawn exactly as the tests that use it always drew it.
+
+_json_scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
+)
+_json_values = st.recursive(
+    _json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def vocabulary_bodies(words: list[str], types: list[str]) -> st.SearchStrategy[dict]:
+    """Objects keyed by a format's ``words`` with its ``types`` among the values, so that its
+    shapes get read deeply, or else arbitrary JSON objects (the Anthropic and Responses tests)."""
+    shaped_values = st.recursive(
+        _json_scalars | st.sampled_from(types),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.sampled_from(words) | st.text(max_size=3), inner, max_size=5)
+        ),
+        max_leaves=30,
+    )
+    return st.dictionaries(st.sampled_from(words), shaped_values, max_size=6) | st.dictionaries(
+        st.text(max_size=6), _json_values, max_size=4
+    )
+
+
+_any_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def keyed_bodies(keys: list[str], strings: list[str]) -> st.SearchStrategy[dict]:
+    """Bodies shaped like requests and responses (only ``keys`` as keys, ``strings`` among the
+    values), or objects with arbitrary JSON wherever a value goes (the Gemini and Bedrock tests)."""
+    key = st.sampled_from(keys)
+    shaped = st.recursive(
+        st.none() | st.integers() | st.sampled_from(strings),
+        lambda children: (
+            st.lists(children, max_size=3) | st.dictionaries(key, children, max_size=4)
+        ),
+        max_leaves=30,
+    )
+    return st.dictionaries(key, shaped, max_size=4) | st.dictionaries(
+        st.text(max_size=8), _any_json, max_size=4
+    )
+
+
+# -- end to end: mitmdump's log, plain HTTP, saved flows --------------------------------------
+
+# Straight to loopback, whatever http_proxy says.
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def toolnames_lines(log: str) -> list[str]:
+    """The addon's log lines without mitmdump's timestamp: 'POST host/path: toolnames …'."""
+    return [m[1] for m in re.finditer(r"(?m)^\[[\d:.]+\] (\w+ \S+: toolnames .*)$", log)]
+
+
+def annotations(log: str) -> list[str]:
+    """The addon's log lines from 'toolnames' on (the URL before it differs once redacted)."""
+    return ["toolnames " + line.split(": toolnames ", 1)[1] for line in toolnames_lines(log)]
+
+
+def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, dict, bytes]:
+    """(status, headers with lowercase names, body) of a plain HTTP POST."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **(headers or {})},
+        method="POST",
+    )
+    try:
+        with DIRECT.open(request, timeout=10) as response:
+            return (
+                response.status,
+                {k.lower(): v for k, v in response.headers.items()},
+                response.read(),
+            )
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+
+def recording_client(sdk):
+    """An httpx client for `sdk` (anthropic or openai) and the list of request bodies it sends."""
+    sent: list[bytes] = []
+
+    def record(request) -> None:
+        sent.append(request.read())
+
+    return sdk.DefaultHttpxClient(event_hooks={"request": [record]}, trust_env=False), sent
+
+
+def read_flows(path: Path) -> list:
+    with open(path, "rb") as f:
+        return list(mitmproxy_io.FlowReader(f).stream())
+
+
+def wait_for_flows(path: Path, count: int, timeout: float = 10.0) -> list:
+    """The flows saved so far, once there are `count` (a flow is saved when it completes)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        flows = read_flows(path) if path.exists() else []
+        if len(flows) >= count or time.monotonic() > deadline:
+            return flows
+        time.sleep(0.05)
+
+
+def mitmdump_read(binary: Path, confdir: Path, path: Path, *args: str) -> str:
+    """What `mitmdump -nr path` prints; fails the test if it cannot read the file."""
+    result = subprocess.run(
+        [str(binary), "-nr", str(path), "--set", f"confdir={confdir}", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
