@@ -8,39 +8,31 @@ tests/fixtures/make_response_fixtures.py into tests/fixtures/responses/ (see its
 """
 
 import copy
-import importlib
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tn_testkit import answering_http_client
+from tn_testkit import found
+from tn_testkit import refs
+from tn_testkit import response_fixture
+from tn_testkit import sdk_fixture
+from tn_testkit import stream_calls
+from tn_testkit import vocabulary_bodies
 from toolnames_core import analysis
 from toolnames_core.formats import FORMATS
-from toolnames_core.formats.anthropic_messages import AnthropicCallCollector
 from toolnames_core.formats.anthropic_messages import read_calls
 from toolnames_core.formats.anthropic_messages import read_request
 from toolnames_core.model import Finding
 
 API = "anthropic-messages"
-SDK_DIR = Path(__file__).parent / "fixtures" / "sdk"
-RESPONSES_DIR = Path(__file__).parent / "fixtures" / "responses"
 
 
 def sdk(case: str) -> dict:
-    return json.loads((SDK_DIR / f"anthropic-messages-{case}.json").read_text(encoding="utf-8"))
-
-
-def response_fixture(name: str):
-    """A body (.json), or the data payloads of a raw SSE stream (.sse), in order."""
-    text = (RESPONSES_DIR / name).read_text(encoding="utf-8")
-    if name.endswith(".json"):
-        return json.loads(text)
-    return [
-        json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")
-    ]
+    return sdk_fixture(f"anthropic-messages-{case}")
 
 
 def wire(body: dict) -> bytes:
@@ -52,10 +44,6 @@ def wire(body: dict) -> bytes:
 
 def analyse(body: dict, rule: str = "anthropic", fix: bool = False) -> analysis.RequestAnalysis:
     return analysis.analyse_request(wire(body), API, rule, fix=fix)
-
-
-def found(result: analysis.RequestAnalysis) -> list[tuple[str, str, str]]:
-    return sorted((f.code, f.severity, f.path) for f in result.findings)
 
 
 def base_body(**extra) -> dict:
@@ -368,30 +356,15 @@ def test_block_response_is_an_anthropic_error_body():
     }
 
 
-def sdk_http_module():
-    # anthropic 2.x is built on httpx2 (the same API as httpx); older releases on httpx.
-    for name in ("httpx2", "httpx"):
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            pass
-    pytest.skip("neither httpx2 nor httpx is installed")
-
-
 @pytest.mark.needs_sdk
 def test_block_response_makes_the_anthropic_sdk_raise_bad_request():
     anthropic = pytest.importorskip("anthropic")
-    httpx = sdk_http_module()
     result = analyse(base_body(tool_choice={"type": "tool", "name": "get_wether"}))
-    status, headers, content = analysis.block_response(result)
-    transport = httpx.MockTransport(
-        lambda request: httpx.Response(status, headers=headers, content=content)
-    )
     client = anthropic.Anthropic(
         api_key="test-key",
         base_url="http://proxy.invalid",
         max_retries=0,
-        http_client=httpx.Client(transport=transport),
+        http_client=answering_http_client(analysis.block_response(result)),
     )
     with pytest.raises(anthropic.BadRequestError) as raised:
         client.messages.create(
@@ -403,10 +376,6 @@ def test_block_response_makes_the_anthropic_sdk_raise_bad_request():
 
 
 # --- response side ---
-
-
-def refs(calls) -> list[tuple[str, str, str]]:
-    return [(c.name, c.kind, c.path) for c in calls]
 
 
 def test_read_calls_tool_use_block():
@@ -431,10 +400,7 @@ def test_read_calls_skips_text_and_server_tool_use():
 
 
 def collect(events) -> list[tuple[str, str, str]]:
-    collector = FORMATS[API].stream_collector()
-    for event in events:
-        collector.event(event)
-    return refs(collector.calls())
+    return refs(stream_calls(API, events))
 
 
 def test_stream_call_is_read_from_content_block_start():
@@ -538,23 +504,10 @@ def test_mangled_responses_never_raise(body):
     ],
 )
 def test_mangled_stream_events_never_raise(events):
-    collector = AnthropicCallCollector()
-    for event in events:
-        collector.event(event)
-    assert all(isinstance(c.name, str) for c in collector.calls())
+    assert all(isinstance(c.name, str) for c in stream_calls(API, events))
 
 
-json_scalars = (
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    ),
-    max_leaves=25,
-)
-# The same, but with this format's keys and type values, so the shapes get read deeply.
+# This format's keys and type values, so the shapes get read deeply.
 WORDS = [
     "type",
     "name",
@@ -582,17 +535,7 @@ TYPES = [
     "content_block_start",
     "function",
 ]
-shaped_values = st.recursive(
-    json_scalars | st.sampled_from(TYPES),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.sampled_from(WORDS) | st.text(max_size=3), inner, max_size=5)
-    ),
-    max_leaves=30,
-)
-bodies = st.dictionaries(st.sampled_from(WORDS), shaped_values, max_size=6) | st.dictionaries(
-    st.text(max_size=6), json_values, max_size=4
-)
+bodies = vocabulary_bodies(WORDS, TYPES)
 
 
 @settings(max_examples=300, deadline=None)
@@ -606,7 +549,4 @@ def test_any_json_body_is_read_without_raising(body):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(bodies, max_size=6))
 def test_any_json_event_sequence_is_collected_without_raising(events):
-    collector = AnthropicCallCollector()
-    for event in events:
-        collector.event(event)
-    collector.calls()
+    stream_calls(API, events)
