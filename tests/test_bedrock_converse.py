@@ -9,18 +9,22 @@ events follow providers.md §7 (vercel/ai fixture amazon-bedrock-tool-call.1.chu
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import settings
-from hypothesis import strategies as st
 from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 import streamkit
 import toolnames
+from tn_testkit import RESPONSES_DIR
+from tn_testkit import keyed_bodies
+from tn_testkit import replace_once
+from tn_testkit import response_fixture
+from tn_testkit import sdk_fixture
+from tn_testkit import stream_calls
 from toolnames_core import analysis
 from toolnames_core import calls
 from toolnames_core import checks
@@ -28,8 +32,6 @@ from toolnames_core.formats import FORMATS
 from toolnames_core.formats import bedrock_converse
 from toolnames_core.rules import RULES
 
-SDK = Path(__file__).parent / "fixtures" / "sdk"
-RESPONSE_FIXTURES = Path(__file__).parent / "fixtures" / "responses"
 RULE = RULES["bedrock"]
 OFFERED = ["get_weather", "search_knowledge_base"]
 NEEDS_TOOL_CONFIG = (
@@ -44,14 +46,6 @@ CAPTURED_CACHE_POINT_AUTO = (
 )
 
 
-def sdk_fixture(name: str) -> dict:
-    path = SDK / f"{name}.json"
-    assert path.exists(), (
-        f"missing SDK fixture {path} (tests/fixtures/capture_sdk_bodies.py writes it)"
-    )
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def findings(body: dict, rule: str = "bedrock") -> list[tuple[str, str, str]]:
     view = bedrock_converse.read_request(body)
     return sorted((f.code, f.severity, f.path) for f in checks.check_request(view, RULES[rule]))
@@ -59,11 +53,6 @@ def findings(body: dict, rule: str = "bedrock") -> list[tuple[str, str, str]]:
 
 def analyse(text: str, *, fix: bool = False) -> analysis.RequestAnalysis:
     return analysis.analyse_request(text.encode(), "bedrock-converse", "bedrock", fix=fix)
-
-
-def replace_once(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times"
-    return text.replace(old, new)
 
 
 def specs(*names: object) -> dict:
@@ -408,7 +397,7 @@ def test_addon_blocks_converse_stream_with_a_validation_exception():
 def stream_events() -> list[dict]:
     """Our decoded event stream (fixtures/responses/README.md): {<:event-type>: <payload>} per line."""
     lines = (
-        (RESPONSE_FIXTURES / "bedrock-converse-stream-tool-use.jsonl")
+        (RESPONSES_DIR / "bedrock-converse-stream-tool-use.jsonl")
         .read_text(encoding="utf-8")
         .splitlines()
     )
@@ -416,9 +405,7 @@ def stream_events() -> list[dict]:
 
 
 def test_read_calls_on_a_response_with_text_and_two_tool_use_blocks():
-    body = json.loads(
-        (RESPONSE_FIXTURES / "bedrock-converse-tool-use.json").read_text(encoding="utf-8")
-    )
+    body = response_fixture("bedrock-converse-tool-use.json")
     assert [(c.name, c.kind, c.path) for c in bedrock_converse.read_calls(body)] == [
         ("read_meter", "function", "output.message.content[1].toolUse.name"),
         ("read_thermostat", "function", "output.message.content[2].toolUse.name"),
@@ -426,10 +413,7 @@ def test_read_calls_on_a_response_with_text_and_two_tool_use_blocks():
 
 
 def test_stream_collector_reads_the_name_from_content_block_start():
-    collector = bedrock_converse.FORMAT.stream_collector()
-    for event in stream_events():
-        collector.event(event)
-    assert [(c.name, c.path) for c in collector.calls()] == [
+    assert [(c.name, c.path) for c in stream_calls("bedrock-converse", stream_events())] == [
         ("open_ticket", "events[4].contentBlockStart.start.toolUse.name")
     ]
 
@@ -505,10 +489,7 @@ def test_stream_collector_takes_names_from_content_block_start_events():
         {"messageStop": {"stopReason": "tool_use"}},
         {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}},
     ]
-    collector = bedrock_converse.FORMAT.stream_collector()
-    for event in events:
-        collector.event(event)
-    assert [(c.name, c.path) for c in collector.calls()] == [
+    assert [(c.name, c.path) for c in stream_calls("bedrock-converse", events)] == [
         ("test-tool", "events[3].contentBlockStart.start.toolUse.name"),
         ("lookup", "events[6].contentBlockStart.start.toolUse.name"),
     ]
@@ -588,46 +569,26 @@ def test_mangled_bodies_never_raise(body):
         analyse(text, fix=fix)
     checks.check_request(bedrock_converse.read_request(body), RULE)
     bedrock_converse.read_calls(body)
-    collector = bedrock_converse.StreamCollector()
-    collector.event(body)
-    collector.calls()
+    stream_calls("bedrock-converse", [body])
 
 
 @pytest.mark.parametrize("value", [None, 1, "x", [], [{"output": 1}], True])
 def test_response_side_takes_any_json_value(value):
     assert bedrock_converse.read_calls(value) == []
-    collector = bedrock_converse.StreamCollector()
-    collector.event(value)
-    assert collector.calls() == []
+    assert stream_calls("bedrock-converse", [value]) == []
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=20,
-)
 # Bodies shaped like requests and responses, with arbitrary JSON wherever a value goes.
-keys = st.sampled_from(
-    [
-        "toolConfig", "tools", "toolSpec", "cachePoint", "name", "toolChoice", "auto", "any", "tool",
-        "messages", "content", "toolUse", "toolResult", "output", "message", "contentBlockStart",
-        "start", "get_weather",
-    ]
-)  # fmt: skip
-shaped = st.recursive(
-    st.none() | st.integers() | st.sampled_from(["get_weather", "get.weather", "", "x" * 65]),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=4),
-    max_leaves=30,
-)
+KEYS = [
+    "toolConfig", "tools", "toolSpec", "cachePoint", "name", "toolChoice", "auto", "any", "tool",
+    "messages", "content", "toolUse", "toolResult", "output", "message", "contentBlockStart",
+    "start", "get_weather",
+]  # fmt: skip
+bodies = keyed_bodies(KEYS, ["get_weather", "get.weather", "", "x" * 65])
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    body=st.dictionaries(keys, shaped, max_size=4)
-    | st.dictionaries(st.text(max_size=8), json_values, max_size=4)
-)
+@given(body=bodies)
 def test_arbitrary_json_never_raises(body):
     text = json.dumps(body)
     result = analyse(text, fix=True)
@@ -636,6 +597,4 @@ def test_arbitrary_json_never_raises(body):
     if result.errors:
         analysis.block_response(result)
     bedrock_converse.read_calls(body)
-    collector = bedrock_converse.StreamCollector()
-    collector.event(body)
-    collector.calls()
+    stream_calls("bedrock-converse", [body])

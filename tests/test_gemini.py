@@ -11,17 +11,21 @@ lowerCamelCase (proto JSON); no SDK sends them at the top level, but google-gena
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import settings
-from hypothesis import strategies as st
 from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 import toolnames
+from tn_testkit import RESPONSES_DIR
+from tn_testkit import keyed_bodies
+from tn_testkit import replace_once
+from tn_testkit import response_fixture
+from tn_testkit import sdk_fixture
+from tn_testkit import stream_calls
 from toolnames_core import analysis
 from toolnames_core import calls
 from toolnames_core import checks
@@ -30,18 +34,8 @@ from toolnames_core.formats import FORMATS
 from toolnames_core.formats import gemini
 from toolnames_core.rules import RULES
 
-SDK = Path(__file__).parent / "fixtures" / "sdk"
-RESPONSE_FIXTURES = Path(__file__).parent / "fixtures" / "responses"
 RULE = RULES["gemini"]
 OFFERED = ["get_weather", "search_knowledge_base"]
-
-
-def sdk_fixture(name: str) -> dict:
-    path = SDK / f"{name}.json"
-    assert path.exists(), (
-        f"missing SDK fixture {path} (tests/fixtures/capture_sdk_bodies.py writes it)"
-    )
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def findings(body: dict, rule: str = "gemini") -> list[tuple[str, str, str]]:
@@ -51,11 +45,6 @@ def findings(body: dict, rule: str = "gemini") -> list[tuple[str, str, str]]:
 
 def analyse(text: str, *, fix: bool = False) -> analysis.RequestAnalysis:
     return analysis.analyse_request(text.encode(), "gemini", "gemini", fix=fix)
-
-
-def replace_once(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times"
-    return text.replace(old, new)
 
 
 def declarations(*names: object, key: str = "functionDeclarations") -> dict:
@@ -595,14 +584,8 @@ def test_addon_blocks_a_vertex_request_in_googles_error_shape():
 # -- response side ---------------------------------------------------------------------------------
 
 
-def response_events(name: str) -> list[dict]:
-    """The data payloads of one of our raw SSE streams (fixtures/responses/README.md)."""
-    lines = (RESPONSE_FIXTURES / name).read_text(encoding="utf-8").splitlines()
-    return [json.loads(line[len("data: ") :]) for line in lines if line.startswith("data: ")]
-
-
 def test_read_calls_on_a_function_call_part_with_a_thought_signature():
-    body = json.loads((RESPONSE_FIXTURES / "gemini-function-call.json").read_text(encoding="utf-8"))
+    body = response_fixture("gemini-function-call.json")
     assert [(c.name, c.kind, c.path) for c in gemini.read_calls(body)] == [
         ("find_recipe", "function", "candidates[0].content.parts[0].functionCall.name")
     ]
@@ -626,16 +609,13 @@ def test_read_calls_on_a_function_call_part_with_a_thought_signature():
     ],
 )
 def test_stream_collector_counts_each_call_once_by_its_named_part(name, expected):
-    collector = gemini.FORMAT.stream_collector()
-    for event in response_events(name):
-        collector.event(event)
-    assert [(c.name, c.path) for c in collector.calls()] == expected
+    assert [(c.name, c.path) for c in stream_calls("gemini", response_fixture(name))] == expected
 
 
 @pytest.mark.parametrize("chunk_size", [1, 7, 1 << 20])
 def test_sse_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     # Google ends SSE events with CRLF CRLF and sends no [DONE].
-    raw = (RESPONSE_FIXTURES / "gemini-stream-function-call.sse").read_bytes()
+    raw = (RESPONSES_DIR / "gemini-stream-function-call.sse").read_bytes()
     tap = calls.StreamTap(gemini.FORMAT)
     for i in range(0, len(raw), chunk_size):
         assert tap(raw[i : i + chunk_size]) == raw[i : i + chunk_size]
@@ -750,10 +730,7 @@ def test_stream_collector_takes_names_from_sse_chunks_and_skips_nameless_parts()
             ]
         },
     ]
-    collector = gemini.FORMAT.stream_collector()
-    for chunk in chunks:
-        collector.event(chunk)
-    assert [(c.name, c.path) for c in collector.calls()] == [
+    assert [(c.name, c.path) for c in stream_calls("gemini", chunks)] == [
         ("getWeather", "events[1].candidates[0].content.parts[0].functionCall.name"),
         ("lookup", "events[4].candidates[0].content.parts[0].functionCall.name"),
     ]
@@ -813,49 +790,27 @@ def test_mangled_bodies_never_raise(body):
         analyse(text, fix=fix)
     checks.check_request(gemini.read_request(body), RULE)
     gemini.read_calls(body)
-    collector = gemini.StreamCollector()
-    collector.event(body)
-    collector.calls()
+    stream_calls("gemini", [body])
 
 
 @pytest.mark.parametrize("value", [None, 1, "x", [], [None, {"candidates": 1}], True])
 def test_response_side_takes_any_json_value(value):
     assert gemini.read_calls(value) == []
-    collector = gemini.StreamCollector()
-    collector.event(value)
-    assert collector.calls() == []
+    assert stream_calls("gemini", [value]) == []
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=20,
-)
 # Bodies shaped like requests and responses, with arbitrary JSON wherever a value goes.
-keys = st.sampled_from(
-    [
-        "tools", "functionDeclarations", "function_declarations", "name", "toolConfig", "tool_config",
-        "functionCallingConfig", "function_calling_config", "mode", "allowedFunctionNames",
-        "allowed_function_names", "contents", "parts", "functionCall", "function_call",
-        "functionResponse", "candidates", "content", "ANY", "get_weather",
-    ]
-)  # fmt: skip
-shaped = st.recursive(
-    st.none()
-    | st.integers()
-    | st.sampled_from(["ANY", "NONE", "AUTO", "VALIDATED", "get_weather", "get.weather", ""]),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=4),
-    max_leaves=30,
-)
+KEYS = [
+    "tools", "functionDeclarations", "function_declarations", "name", "toolConfig", "tool_config",
+    "functionCallingConfig", "function_calling_config", "mode", "allowedFunctionNames",
+    "allowed_function_names", "contents", "parts", "functionCall", "function_call",
+    "functionResponse", "candidates", "content", "ANY", "get_weather",
+]  # fmt: skip
+bodies = keyed_bodies(KEYS, ["ANY", "NONE", "AUTO", "VALIDATED", "get_weather", "get.weather", ""])
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    body=st.dictionaries(keys, shaped, max_size=4)
-    | st.dictionaries(st.text(max_size=8), json_values, max_size=4)
-)
+@given(body=bodies)
 def test_arbitrary_json_never_raises(body):
     text = json.dumps(body)
     result = analyse(text, fix=True)
@@ -864,6 +819,4 @@ def test_arbitrary_json_never_raises(body):
     if result.errors:
         analysis.block_response(result)
     gemini.read_calls(body)
-    collector = gemini.StreamCollector()
-    collector.event(body)
-    collector.calls()
+    stream_calls("gemini", [body])
