@@ -5,15 +5,13 @@ import logging
 
 import pytest
 from mitmproxy import exceptions
-from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy.addons import view
 from mitmproxy.log import ALERT
-from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-import toolnames
+import tn_testkit
 from toolnames_core import annotate
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
@@ -151,18 +149,9 @@ MASTRA = {
 @pytest.fixture
 def running():
     """The addon and mitmproxy's flow view (which resolves @all), configured as at startup."""
-    root = logging.getLogger()
-    handlers = list(root.handlers)
-    tn = toolnames.ToolNames()
     v = view.View()
-    try:
-        with taddons.context(tn, v) as tctx:
-            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
-            yield tctx, tn, v
-    finally:
-        # The test master's log handler outlives its event loop (as in test_toolnames.py).
-        for handler in set(root.handlers) - set(handlers):
-            root.removeHandler(handler)
+    with tn_testkit.running(v) as (tctx, tn):
+        yield tctx, tn, v
 
 
 def checked_flows(tctx, tn) -> list[http.HTTPFlow]:

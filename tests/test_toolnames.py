@@ -1,6 +1,5 @@
 """The addon (addon/toolnames.py) on Chat Completions traffic, through mitmproxy's test helpers."""
 
-import contextlib
 import gzip
 import json
 import logging
@@ -10,14 +9,13 @@ from pathlib import Path
 
 import pytest
 from mitmproxy import exceptions
-from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy import io
 from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-import toolnames
+from tn_testkit import running
 
 ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addon" / "toolnames.py"
 
@@ -72,28 +70,6 @@ def provider_error(f: http.HTTPFlow) -> http.HTTPFlow:
         400, body, {"content-type": "application/json", "set-cookie": "s=1"}
     )
     return f
-
-
-@contextlib.contextmanager
-def running(**options):
-    root = logging.getLogger()
-    handlers = list(root.handlers)
-    tn = toolnames.ToolNames()
-    try:
-        with taddons.context(tn) as tctx:
-            # mitmproxy configures every option once at startup; taddons.context does not.
-            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
-            if options:
-                tctx.configure(tn, **options)
-            try:
-                yield tctx, tn
-            finally:
-                tn.done()
-    finally:
-        # The test master's log handler outlives its closed event loop; a second context in
-        # the same test would fail on the first log line without this.
-        for handler in set(root.handlers) - set(handlers):
-            root.removeHandler(handler)
 
 
 def warnings_logged(caplog) -> list[str]:

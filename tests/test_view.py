@@ -15,17 +15,16 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 from mitmproxy import contentviews
-from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy import version
 from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-import toolnames
 from conftest import ADDON_SCRIPT
 from streamkit import aws_event
 from streamkit import sse
+from tn_testkit import running
 from toolnames_core import analysis
 from toolnames_core import annotate
 from toolnames_core import mitm_view
@@ -365,17 +364,8 @@ def chat_flow(body: bytes, host: str = "api.openai.com", answer: bytes | None = 
 @pytest.fixture
 def view():
     """The addon loaded (which registers the view) and configured, as mitmproxy does at startup."""
-    root = logging.getLogger()
-    handlers = list(root.handlers)
-    tn = toolnames.ToolNames()
-    try:
-        with taddons.context(tn) as tctx:
-            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
-            yield tctx, tn
-    finally:
-        # The test master's log handler outlives its event loop (as in test_toolnames.py).
-        for handler in set(root.handlers) - set(handlers):
-            root.removeHandler(handler)
+    with running() as started:
+        yield started
 
 
 @needs_mitmproxy12
