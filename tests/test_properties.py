@@ -1,0 +1,609 @@
+"""No input breaks toolnames: properties over arbitrary JSON values and bytes, for every format.
+
+Every wire format in the registry is covered, including formats added later: the tests iterate
+``FORMATS``. Request bodies are arbitrary JSON values, JSON objects with the keys adapters read
+(filled with arbitrary values, so that the adapters' deeper branches run), and arbitrary bytes;
+response bodies and streams are arbitrary bytes, cut anywhere. The properties:
+
+- analyse_request, block_response, read_response_calls and analyse_response never raise;
+- through the addon (request, responseheaders, the stream tap, response or error hooks, with
+  toolnames_save on) no hook raises; in observe mode the request bytes are left as sent and
+  every streamed chunk comes back unchanged;
+- stream collectors take arbitrary event dicts, framers arbitrary bytes cut anywhere.
+"""
+
+import contextlib
+import copy
+import json
+import logging
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from mitmproxy import hooks
+from mitmproxy import http
+from mitmproxy.flow import Error
+from mitmproxy.test import taddons
+from mitmproxy.test import tflow
+from mitmproxy.test import tutils
+
+import standin_formats
+import toolnames
+from streamkit import aws_event
+from toolnames_core import analysis
+from toolnames_core import calls
+from toolnames_core import endpoints
+from toolnames_core.formats import FORMATS
+from toolnames_core.model import NameRef
+from toolnames_core.rules import RULES
+from toolnames_core.rules import name_violations
+from toolnames_core.rules import valid_name_pattern
+from toolnames_core.streams import AwsEventStreamFramer
+from toolnames_core.streams import EventDecoder
+from toolnames_core.streams import SseFramer
+
+APIS = sorted(FORMATS)
+STREAMING_APIS = sorted(api for api, fmt in FORMATS.items() if fmt.stream_collector)
+
+# Paths that reach each API; a format added later is found here by endpoints.detect_api, or its
+# addon-level property is skipped with a message saying which path to add.
+CANDIDATE_PATHS = (
+    "/v1/chat/completions",
+    "/v1/responses",
+    "/v1/messages",
+    "/v1beta/models/gemini-2.5-flash:generateContent",
+    "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+    "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
+    "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream",
+)
+PATHS: dict[str, list[str]] = {}
+for _path in CANDIDATE_PATHS:
+    _api = endpoints.detect_api("POST", _path)
+    if _api is not None:
+        PATHS.setdefault(_api, []).append(_path)
+
+STREAM_TYPES = ("text/event-stream", "application/vnd.amazon.eventstream")
+CONTENT_TYPES = ("application/json", *STREAM_TYPES, "text/plain", "")
+
+# Keys and string values the adapters and collectors look for, so that generated objects
+# often take their deeper branches instead of stopping at the first type check.
+TOOLISH_KEYS = (
+    "tools",
+    "tool_choice",
+    "messages",
+    "contents",
+    "toolConfig",
+    "tool_config",
+    "input",
+    "functions",
+    "function_call",
+    "stream",
+    "system",
+    "type",
+    "function",
+    "custom",
+    "name",
+    "namespace",
+    "role",
+    "content",
+    "parts",
+    "functionCall",
+    "function_call",
+    "functionDeclarations",
+    "function_declarations",
+    "functionCallingConfig",
+    "function_calling_config",
+    "allowedFunctionNames",
+    "allowed_function_names",
+    "mode",
+    "allowed_tools",
+    "toolSpec",
+    "toolUse",
+    "tool_use",
+    "toolChoice",
+    "tool",
+    "auto",
+    "any",
+    "tool_calls",
+    "arguments",
+    "recipient_name",
+    "tool_uses",
+    "index",
+    "delta",
+    "choices",
+    "message",
+    "candidates",
+    "output",
+    "item",
+    "content_block",
+    "contentBlockStart",
+    "start",
+    "additional_tools",
+    "server_label",
+    "call_id",
+    "id",
+)
+TOOLISH_STRINGS = (
+    "function",
+    "custom",
+    "tool",
+    "tool_use",
+    "auto",
+    "any",
+    "none",
+    "required",
+    "AUTO",
+    "ANY",
+    "NONE",
+    "VALIDATED",
+    "assistant",
+    "user",
+    "model",
+    "allowed_tools",
+    "function_call",
+    "custom_tool_call",
+    "function_call_output",
+    "content_block_start",
+    "response.output_item.added",
+    "multi_tool_use.parallel",
+    "functions.search_web",
+    "search.web",
+    "search_web",
+    "web_search_preview",
+    "mcp",
+    "namespace",
+    "",
+)
+
+# Strings of every kind: lone surrogates included (JSON can carry them as \ud800 escapes).
+any_text = st.text(st.characters(exclude_categories=()), max_size=12)
+names = st.one_of(st.sampled_from(TOOLISH_STRINGS), any_text)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(10**300), max_value=10**300),
+    st.floats(allow_nan=True, allow_infinity=True),
+    names,
+)
+json_values = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(st.one_of(st.sampled_from(TOOLISH_KEYS), any_text), children, max_size=5),
+    ),
+    max_leaves=25,
+)
+toolish_objects = st.dictionaries(st.sampled_from(TOOLISH_KEYS), json_values, max_size=6)
+
+# Bodies no generator is likely to hit, each of which once needed care somewhere.
+NASTY_BODIES = (
+    b"",
+    b"{",
+    b"null",
+    b"[]",
+    b'"tools"',
+    b"\xef\xbb\xbf{}",  # a UTF-8 byte order mark
+    b'{"tools": NaN, "tool_choice": -Infinity}',
+    b'{"tools": [' + b"9" * 5000 + b"]}",  # past the int-to-str digit limit
+    b'{"tools": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"messages": ' + b"[" * 2_000 + b"]" * 2_000 + b', "tools": []}',
+    b'{"tools": [], "tools": {}}',
+    b'{"tools": [{"type": "function", "function": {"name": "\\ud800"}}]}',
+    b'{"tools": [{"type": "function", "function": {"name": "a\\u0000b"}}]}',
+    '{"tools": [{"name": "caf\u00e9"}]}'.encode("utf-16"),
+    b'{"tools": [{"name": "\xff\xfe"}]}',  # not UTF-8
+)
+
+
+def encode(value: object, ascii_only: bool) -> bytes:
+    text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=True)
+    # Lone surrogates cannot be UTF-8: sent raw, they make a body that is not UTF-8.
+    return text.encode("utf-8", "surrogatepass")
+
+
+request_bodies = st.one_of(
+    st.builds(encode, json_values, st.booleans()),
+    st.builds(encode, toolish_objects, st.booleans()),
+    st.binary(max_size=300),
+    st.sampled_from(NASTY_BODIES),
+)
+
+
+@st.composite
+def cut(draw, data: bytes) -> list[bytes]:
+    """``data`` cut at arbitrary offsets (empty pieces included)."""
+    offsets = sorted(draw(st.lists(st.integers(0, len(data)), max_size=8)))
+    pieces, start = [], 0
+    for offset in offsets:
+        pieces.append(data[start:offset])
+        start = offset
+    return [*pieces, data[start:]]
+
+
+def sse_bytes(value: object, newline: bytes) -> bytes:
+    return b"data: " + encode(value, True) + newline + newline
+
+
+@st.composite
+def response_bodies(draw) -> bytes:
+    """Arbitrary bytes, or streams that are nearly right: events with arbitrary payloads."""
+    kind = draw(st.sampled_from(("bytes", "json", "sse", "aws", "aws-corrupt")))
+    if kind == "bytes":
+        return draw(st.binary(max_size=400))
+    if kind == "json":
+        return encode(draw(st.one_of(json_values, toolish_objects)), draw(st.booleans()))
+    events = draw(st.lists(st.one_of(toolish_objects, json_values), max_size=5))
+    if kind == "sse":
+        newline = draw(st.sampled_from((b"\n", b"\r\n", b"\r")))
+        noise = draw(st.sampled_from((b"", b": ping\n\n", b"event: x\n", b"data: [DONE]\n\n")))
+        return noise + b"".join(sse_bytes(e, newline) for e in events)
+    raw = b"".join(
+        aws_event(
+            draw(st.sampled_from(("messageStart", "contentBlockStart", "contentBlockDelta", "x"))),
+            e if isinstance(e, dict) else {"value": e},
+        )
+        for e in events
+        if _aws_encodable(e)
+    )
+    if kind == "aws-corrupt" and raw:
+        at = draw(st.integers(0, len(raw) - 1))
+        raw = raw[:at] + bytes([raw[at] ^ draw(st.integers(1, 255))]) + raw[at + 1 :]
+    return raw
+
+
+def _aws_encodable(value: object) -> bool:
+    # streamkit writes JSON with json.dumps: lone surrogates are fine there, NaN too.
+    try:
+        json.dumps(value).encode()
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return True
+
+
+# --- seeds: real bodies and events, mutated -----------------------------------------------------------
+#
+# Arbitrary values rarely get past an adapter's first type check. Real request bodies (the SDK
+# fixtures) and real stream events (the stand-in provider's, for the same requests), with a few
+# subtrees replaced by arbitrary values, reach every branch with a wrong type at every depth.
+
+SDK_FIXTURES = Path(__file__).parent / "fixtures" / "sdk"
+
+
+def _seeds() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, list[bytes]]]:
+    requests: dict[str, list[dict]] = {api: [] for api in APIS}
+    events: dict[str, list[dict]] = {api: [] for api in APIS}
+    responses: dict[str, list[bytes]] = {api: [] for api in APIS}
+    for fixture in sorted(SDK_FIXTURES.glob("*.json")):
+        try:
+            case = json.loads(fixture.read_text())
+            api = endpoints.detect_api("POST", case["path"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if api not in requests or not isinstance(case.get("body"), dict):
+            continue
+        requests[api].append(case["body"])
+        found = standin_formats.route(case["path"])
+        if found is None:
+            continue
+        fmt = found[0]
+        try:
+            turn = fmt.decide(case["body"], case["path"], b"", "search_web,drop_tables")
+            stream = b"".join(fmt.events(turn, case["body"], "alt=sse"))
+            responses[api] += [stream, json.dumps(fmt.render(turn, case["body"])).encode()]
+        except Exception:  # noqa: BLE001 (the stand-in does not speak this format: no seeds)
+            continue
+        decoder = EventDecoder(FORMATS[api].stream_framing)
+        events[api] += [*decoder.feed(stream), *decoder.close()]
+    return requests, events, responses
+
+
+REQUEST_SEEDS, EVENT_SEEDS, RESPONSE_SEEDS = _seeds()
+
+
+def _paths(value: object, prefix: tuple = ()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            yield from _paths(child, (*prefix, i))
+
+
+def _replaced(value: object, path: tuple, new: object) -> object:
+    if not path:
+        return new
+    parent = value
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = new
+    return value
+
+
+@st.composite
+def mutants(draw, seeds: list) -> object:
+    """A seed with one to three subtrees replaced by arbitrary JSON values."""
+    value = copy.deepcopy(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(list(_paths(value))))
+        value = _replaced(value, path, draw(json_values))
+    return value
+
+
+def _requests(api: str) -> st.SearchStrategy[bytes]:
+    options = [request_bodies]
+    if REQUEST_SEEDS[api]:
+        options.append(st.builds(encode, mutants(REQUEST_SEEDS[api]), st.booleans()))
+        options.append(st.builds(encode, st.sampled_from(REQUEST_SEEDS[api]), st.booleans()))
+    return st.one_of(options)
+
+
+def _events(api: str) -> st.SearchStrategy[dict]:
+    options = [toolish_objects, st.dictionaries(any_text, json_values, max_size=4)]
+    if EVENT_SEEDS[api]:
+        options.append(mutants(EVENT_SEEDS[api]).filter(lambda e: isinstance(e, dict)))
+    return st.one_of(options)
+
+
+@st.composite
+def _responses(draw, api: str) -> bytes:
+    """Generic response bytes, or this format's real streams and bodies, mutated or whole."""
+    kind = draw(st.sampled_from(("generic", "events", "seed")))
+    if kind == "generic" or not EVENT_SEEDS[api]:
+        return draw(response_bodies())
+    if kind == "events":
+        events = draw(st.lists(_events(api), max_size=8))
+        if FORMATS[api].stream_framing == "aws-eventstream":
+            return b"".join(
+                aws_event(*next(iter(e.items()))) if len(e) == 1 else aws_event("x", e)
+                for e in events
+                if _aws_encodable(e)
+            )
+        return b"".join(sse_bytes(e, b"\n") for e in events)
+    raw = draw(st.sampled_from(RESPONSE_SEEDS[api]))
+    if raw and draw(st.booleans()):
+        at = draw(st.integers(0, len(raw) - 1))
+        raw = raw[:at] + draw(st.binary(max_size=3)) + raw[at + 1 :]
+    return raw
+
+
+REQUESTS = {api: _requests(api) for api in APIS}
+EVENTS = {api: _events(api) for api in APIS}
+RESPONSES = {api: _responses(api) for api in APIS}
+
+
+def test_every_format_with_sdk_fixtures_has_request_seeds():
+    # Seeds make the properties reach deep; a fixture this test cannot read would go unnoticed.
+    fixture_apis = set()
+    for fixture in SDK_FIXTURES.glob("*.json"):
+        fixture_apis.add(endpoints.detect_api("POST", json.loads(fixture.read_text())["path"]))
+    assert {api for api in APIS if REQUEST_SEEDS[api]} == fixture_apis & set(APIS)
+
+
+# Sized for the normal suite (a few seconds per format); TOOLNAMES_PROPERTY_SCALE=20 digs deeper.
+SCALE = max(1, int(os.environ.get("TOOLNAMES_PROPERTY_SCALE", "1")))
+
+
+def examples(n: int, **kwargs) -> settings:
+    return settings(
+        max_examples=n * SCALE,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        **kwargs,
+    )
+
+
+FAST = examples(30)
+
+
+# --- the pure core ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("api", APIS)
+@FAST
+@given(data=st.data(), rule=st.sampled_from(sorted(RULES)), fix=st.booleans())
+def test_analysing_any_request_body_never_raises(api, data, rule, fix):
+    body = data.draw(REQUESTS[api])
+    result = analysis.analyse_request(body, api, rule, fix=fix)
+    if not fix:
+        assert result.new_body is None  # observe never changes a byte
+    if result.new_body is not None:
+        assert isinstance(result.new_body, bytes)
+    for finding in result.findings:
+        json.dumps(finding.to_dict())
+    if result.errors:
+        status, headers, answer = analysis.block_response(result)
+        assert 400 <= status < 600 and isinstance(answer, bytes)
+
+
+@pytest.mark.parametrize("api", APIS)
+@FAST
+@given(data=st.data(), content_type=st.sampled_from(CONTENT_TYPES), complete=st.booleans())
+def test_reading_any_response_against_any_request_never_raises(api, data, content_type, complete):
+    request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
+    found, problem = analysis.read_response_calls(api, content_type, response)
+    assert all(isinstance(call, NameRef) and isinstance(call.name, str) for call in found)
+    analysis.analyse_response(request, api, found, complete)
+
+
+@pytest.mark.parametrize("api", APIS)
+@FAST
+@given(data=st.data())
+def test_the_response_side_finds_the_same_whether_or_not_the_request_side_ran_first(api, data):
+    # analyse_request leaves its view for analyse_response (one parse per flow); the result
+    # must be the one a fresh read gives.
+    request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
+    content_type = data.draw(st.sampled_from(CONTENT_TYPES))
+    found, _ = analysis.read_response_calls(api, content_type, response)
+    fresh = analysis.analyse_response(bytes(bytearray(request)), api, found, True)
+    analysis.analyse_request(request, api, "openai")
+    assert analysis.analyse_response(request, api, found, True) == fresh
+
+
+@examples(200)
+@given(
+    name=st.one_of(any_text, st.from_regex(r"[a-zA-Z0-9_.:-]{0,130}", fullmatch=True)),
+    rule=st.sampled_from(sorted(RULES)),
+)
+def test_the_valid_name_fast_path_agrees_with_the_full_rule_check(name, rule):
+    assert bool(valid_name_pattern(RULES[rule]).fullmatch(name)) == (
+        not name_violations(name, RULES[rule])
+    )
+
+
+# --- streams ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("api", STREAMING_APIS)
+@FAST
+@given(data=st.data())
+def test_stream_collectors_take_any_event_dicts(api, data):
+    events = data.draw(st.lists(EVENTS[api], max_size=6))
+    collector = FORMATS[api].stream_collector()
+    for event in events:
+        collector.event(event)
+        assert all(isinstance(call.name, str) for call in collector.calls())
+
+
+def framed(framer, pieces: list[bytes]) -> list:
+    out = []
+    for piece in pieces:
+        out += framer.feed(piece)
+    return out + list(framer.close())
+
+
+@examples(80)
+@given(data=st.data(), raw=response_bodies())
+def test_framers_read_the_same_events_however_any_bytes_are_cut(data, raw):
+    pieces = data.draw(cut(raw))
+    for make in (SseFramer, AwsEventStreamFramer):
+        assert framed(make(), pieces) == framed(make(), [raw])
+    for framing in ("sse", "aws-eventstream"):
+        assert framed(EventDecoder(framing), pieces) == framed(EventDecoder(framing), [raw])
+
+
+@pytest.mark.parametrize("api", STREAMING_APIS)
+@FAST
+@given(data=st.data())
+def test_the_tap_returns_every_chunk_unchanged_and_reads_the_same_however_cut(api, data):
+    raw = data.draw(RESPONSES[api])
+    pieces = data.draw(cut(raw))
+    tap = calls.StreamTap(FORMATS[api])
+    assert [tap(piece) for piece in pieces] == pieces
+    assert tap(b"") == b""
+    whole = calls.StreamTap(FORMATS[api]).feed_all(raw)
+    assert tap.calls() == whole.calls()
+    assert (tap.problem() is None) == (whole.problem() is None)
+
+
+def test_an_empty_chunk_mid_stream_is_not_the_end_of_it():
+    # HTTP/2 allows empty DATA frames; mitmproxy hands them to the tap as b"", the same value
+    # that marks the end of the message. Found by the property above.
+    chunks = [b"data: {}\n\nda", b"", b'ta: {"choices": [{"delta": {"tool_calls": [', b""]
+    chunks += [b'{"index": 0, "function": {"name": "drop_tables"}}]}}]}\n\n', b""]
+    tap = calls.StreamTap(FORMATS["openai-chat"])
+    for chunk in chunks:
+        assert tap(chunk) == chunk
+    assert tap.ended
+    assert [call.name for call in tap.calls()] == ["drop_tables"]
+    assert tap.problem() is None
+
+
+# --- the addon, through mitmproxy's test helpers -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def addon(tmp_path_factory):
+    """One addon in one test master for all examples (a master per example is slow)."""
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    tn = toolnames.ToolNames()
+    save = tmp_path_factory.mktemp("save") / "flagged.mitm"
+    try:
+        with taddons.context(tn) as tctx:
+            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
+            tctx.configure(tn, toolnames_save=str(save))
+            yield tctx, tn
+            tn.done()
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+
+
+def make_flow(path: str, body: bytes) -> http.HTTPFlow:
+    request = tutils.treq(
+        method=b"POST", scheme=b"https", host="api.example.com", port=443, path=path.encode()
+    )
+    request.headers["authorization"] = "Bearer sk-secret"
+    request.content = body
+    return tflow.tflow(req=request, live=True)
+
+
+@pytest.mark.parametrize("api", APIS)
+@examples(25)
+@given(
+    data=st.data(),
+    content_type=st.sampled_from(CONTENT_TYPES),
+    status=st.sampled_from((200, 200, 200, 201, 400, 500)),
+    mode=st.sampled_from(("observe", "observe", "fix", "block")),
+    broken=st.booleans(),
+)
+def test_no_hook_raises_and_observe_mode_forwards_every_byte_unchanged(
+    addon, api, data, content_type, status, mode, broken
+):
+    if api not in PATHS:
+        pytest.skip(f"no request path reaches {api}: add one to CANDIDATE_PATHS")
+    body, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
+    tctx, tn = addon
+    tctx.configure(tn, toolnames_mode=mode)
+    flow = make_flow(data.draw(st.sampled_from(PATHS[api])), body)
+    sent = flow.request.raw_content
+
+    tn.request(flow)
+    if mode == "observe":
+        assert flow.request.raw_content == sent
+        assert flow.response is None
+    if flow.response is not None:  # blocked
+        tn.response(flow)
+        return
+
+    # The response as mitmproxy has it when its headers arrive: no body yet.
+    flow.response = http.Response.make(status, b"", {"content-type": content_type})
+    flow.response.raw_content = None
+    tn.responseheaders(flow)
+    pieces = data.draw(cut(response))
+    if callable(flow.response.stream):
+        assert [flow.response.stream(piece) for piece in pieces] == pieces
+        assert flow.response.stream(b"") in (b"", [])
+    else:
+        flow.response.raw_content = response
+    if broken:
+        flow.error = Error("connection closed")
+        tn.error(flow)
+    else:
+        tn.response(flow)
+    if mode == "observe":
+        assert flow.request.raw_content == sent
+
+
+def test_the_addon_property_covers_every_registered_format():
+    # A format without a path here would only be covered at the analysis level.
+    assert set(PATHS) >= set(APIS), f"add request paths for {sorted(set(APIS) - set(PATHS))}"
+
+
+def test_nasty_aws_messages_are_built_right():
+    # The corrupt-stream strategy flips bytes of real messages: make sure they start out valid.
+    message = aws_event("messageStart", {"role": "assistant"})
+    total, headers_len = struct.unpack(">II", message[:8])
+    assert total == len(message)
+    assert zlib.crc32(message[:-4]) == struct.unpack(">I", message[-4:])[0]
+    with contextlib.suppress(StopIteration):
+        assert next(iter(AwsEventStreamFramer().feed(message)))[0][":event-type"] == "messageStart"
