@@ -173,13 +173,15 @@ class ToolNames:
             self.read_back.add(flow)
             self._log(flow, mitm_flows.show(flow))
             return
+        content, problem = mitm_flows.request_content(flow.request, self.max_body)
+        if not problem and analysis.nothing_to_check(content):
+            return  # most requests carry no tools: decide that before any other work
         rule = endpoints.choose_rule(
             api, flow.request.pretty_host, self.overrides, flow.request.port
         )
         mode = ctx.options.toolnames_mode
         # Only traffic that is still on its way can be changed.
         mutable = flow.live and flow.response is None and flow.error is None
-        content, problem = mitm_flows.request_content(flow.request, self.max_body)
         if problem:
             result = analysis.RequestAnalysis(api, rule, findings=[analysis.unreadable(problem)])
         else:

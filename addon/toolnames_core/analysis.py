@@ -65,8 +65,13 @@ def parse_object(content: bytes) -> tuple[dict | None, Finding | None]:
     return body, None
 
 
+def nothing_to_check(content: bytes) -> bool:
+    """A JSON object without any tool key: no finding is possible, so it is never parsed."""
+    return _OBJECT_START.match(content) is not None and _TOOL_KEYS.search(content) is None
+
+
 def read_request(content: bytes, api: str) -> tuple[RequestView | None, Finding | None]:
-    if _OBJECT_START.match(content) and not _TOOL_KEYS.search(content):
+    if nothing_to_check(content):
         return None, None
     body, problem = parse_object(content)
     if body is None:
