@@ -87,3 +87,10 @@ def test_decoder_turns_aws_messages_into_event_type_keyed_dicts_and_skips_except
 def test_decoder_skips_sse_payloads_that_are_not_json_objects():
     decoder = EventDecoder("sse")
     assert list(decoder.feed(b'data: [DONE]\n\ndata: [1]\n\ndata: {"ok": 1}\n\n')) == [{"ok": 1}]
+
+
+def test_sse_framer_reads_a_new_stream_correctly_after_close():
+    framer = SseFramer()
+    assert list(framer.feed(b'data: {"a": 1}\n\ndata: {"b"')) == [b'{"a": 1}']
+    assert list(framer.close()) == [b'{"b"']
+    assert list(framer.feed(b'data: {"c": 3}\n\n')) == [b'{"c": 3}']

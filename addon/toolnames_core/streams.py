@@ -44,12 +44,14 @@ class SseFramer:
             self.buffer, self.data = bytearray(), []
 
     def close(self) -> Iterator[bytes]:
-        """Events a stream ends without the final blank line still count, as browsers do not."""
+        """An event the stream ends without its blank line still counts: the provider sent it,
+        even though a browser's EventSource would drop it."""
         if self.broken:
             return
         if self.buffer:
             yield from self._line(bytes(self.buffer).rstrip(b"\r"))
             self.buffer = bytearray()
+        self.scanned = 0
         yield from self._line(b"")
 
     def _line(self, line: bytes) -> Iterator[bytes]:
