@@ -577,6 +577,16 @@ def test_the_save_file_is_created_readable_by_its_owner_only(tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
 
 
+def test_an_existing_save_file_others_can_read_is_kept_but_warned_about(tmp_path, caplog):
+    path = tmp_path / "flagged.mitm"
+    path.touch()
+    path.chmod(0o644)
+    with running(toolnames_save=str(path)):
+        pass
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    assert "readable or writable by others (mode 644)" in caplog.text
+
+
 def test_reopening_the_save_file_appends_to_it(tmp_path):
     path = tmp_path / "flagged.mitm"
     for _ in range(2):

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import unquote
 
 from mitmproxy import http
 from mitmproxy import io
+
+logger = logging.getLogger(__name__)
 
 REDACTED = "REDACTED-by-toolnames"
 
@@ -77,6 +81,15 @@ class FlaggedFlowWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Created 0600: saved traffic holds prompts and tool arguments even after redaction.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            # An existing file keeps its mode: it is the user's, but they should know.
+            logger.warning(
+                "toolnames_save file %s is readable or writable by others (mode %o); "
+                "saved flows hold prompts and tool arguments: chmod 600 it",
+                self.path,
+                mode,
+            )
         self.fo: BinaryIO = os.fdopen(fd, "ab")
         self.writer = io.FlowWriter(self.fo)
 
