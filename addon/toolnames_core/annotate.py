@@ -35,10 +35,12 @@ def well_formed(meta: object) -> bool:
     )
 
 
-def is_flagged(meta: dict) -> bool:
-    if not well_formed(meta):
-        return False
+def _flagged(meta: dict) -> bool:
     return worst(meta.get("findings", [])) in ("warning", "error") or bool(meta.get("fixes"))
+
+
+def is_flagged(meta: dict) -> bool:
+    return well_formed(meta) and _flagged(meta)
 
 
 def outcome(meta: dict) -> str | None:
@@ -47,7 +49,7 @@ def outcome(meta: dict) -> str | None:
         return None
     if meta.get("action") in ("blocked", "fixed"):
         return meta["action"]
-    return "flagged" if is_flagged(meta) else None
+    return "flagged" if _flagged(meta) else None
 
 
 def comment(meta: dict) -> str:
