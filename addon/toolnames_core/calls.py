@@ -48,7 +48,7 @@ def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) 
         known = builtins if call.kind == "builtin" else offered
         if call.name in known:
             continue
-        if is_parallel_wrapper(call, view):
+        if call.name in PARALLEL_WRAPPERS and call.name not in offered:
             why = "is OpenAI's internal parallel-call wrapper, not an offered tool; "
         else:
             why = "was never offered; "
@@ -61,12 +61,13 @@ def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) 
                 "Kept in the history, this name can make every later request fail",
             )
         )
-    findings += _check_choice(calls, view, complete)
+    real = [c for c in calls if c.name not in PARALLEL_WRAPPERS or c.name in offered]
+    findings += _check_choice(real, view, complete)
     return findings
 
 
-def _check_choice(calls: list[NameRef], view: RequestView, complete: bool) -> list[Finding]:
-    real = [c for c in calls if not is_parallel_wrapper(c, view)]
+def _check_choice(real: list[NameRef], view: RequestView, complete: bool) -> list[Finding]:
+    """``real`` are the calls that are not a parallel wrapper."""
     for choice in view.choices:
         if choice.mode == "named" and choice.names:
             forced = choice.names[0].name

@@ -63,6 +63,8 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
 
 def check_choices(view: RequestView) -> list[Finding]:
     findings = []
+    # Both sets are derived from the tool list: build them once, not per allow-list entry.
+    names, builtins = view.offered_names, view.offered_builtins
     for choice in view.choices:
         if choice.mode == "none":
             continue
@@ -77,7 +79,7 @@ def check_choices(view: RequestView) -> list[Finding]:
             )
             continue
         for ref in choice.names:
-            offered = view.offered_builtins if ref.kind == "builtin" else view.offered_names
+            offered = builtins if ref.kind == "builtin" else names
             if ref.name not in offered:
                 findings.append(
                     Finding(
