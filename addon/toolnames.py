@@ -17,6 +17,7 @@ Usage:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import weakref
 from collections.abc import Sequence
@@ -53,9 +54,12 @@ class ToolNames:
         self.overrides: tuple[endpoints.RuleOverride, ...] = ()
         self.filter: flowfilter.TFilter | None = None
         self.max_body: int = 0
+        self.mode: str = "observe"
         self.writer: mitm_save.FlaggedFlowWriter | None = None
         # Flows read back from a file whose toolnames metadata was shown as recorded.
         self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
+        # Observe mode: flow id -> (api, body, problem) of a request check not run yet.
+        self.deferred: dict[str, tuple[str, bytes, str | None]] = {}
 
     def load(self, loader):
         mitm_view.register()
@@ -109,10 +113,13 @@ class ToolNames:
 
     def configure(self, updated):
         # mitmproxy shows an option's choices but does not enforce them.
-        if "toolnames_mode" in updated and ctx.options.toolnames_mode not in MODES:
-            raise exceptions.OptionsError(
-                f"toolnames_mode must be one of {', '.join(MODES)}, not {ctx.options.toolnames_mode!r}"
-            )
+        if "toolnames_mode" in updated:
+            if ctx.options.toolnames_mode not in MODES:
+                raise exceptions.OptionsError(
+                    f"toolnames_mode must be one of {', '.join(MODES)}, not {ctx.options.toolnames_mode!r}"
+                )
+            # Kept here: every option read through ctx.options is a deep copy.
+            self.mode = ctx.options.toolnames_mode
         if "toolnames_rule" in updated:
             try:
                 self.overrides = tuple(
@@ -174,18 +181,46 @@ class ToolNames:
             self._log(flow, mitm_flows.show(flow))
             return
         content, problem = mitm_flows.request_content(flow.request, self.max_body)
-        if not problem and analysis.nothing_to_check(content):
+        if not problem and analysis.skip_request(content, api):
             return  # most requests carry no tools: decide that before any other work
+        mode = self.mode
+        # Only traffic that is still on its way can be changed.
+        mutable = flow.live and flow.response is None and flow.error is None
+        # None outside mitmproxy's event loop (scripts, tests): then the check runs at once.
+        loop = asyncio._get_running_loop() if mode == "observe" and mutable else None
+        if loop is None:
+            self._check_request(flow, api, content, problem, mode, mutable)
+            return
+        # Observe mode changes nothing, so the check need not hold the request back: it
+        # runs as soon as the request is on its way, while the provider works on it, and
+        # at the latest when the flow completes.
+        self.deferred[flow.id] = (api, content, problem)
+        loop.call_soon(self._run_deferred_check, flow)
+
+    def _run_deferred_check(self, flow: http.HTTPFlow) -> None:
+        pending = self.deferred.pop(flow.id, None)
+        if pending is not None:
+            api, content, problem = pending
+            self._check_request(flow, api, content, problem, "observe", mutable=False)
+
+    def _check_request(
+        self,
+        flow: http.HTTPFlow,
+        api: str,
+        content: bytes,
+        problem: str | None,
+        mode: str,
+        mutable: bool,
+    ) -> None:
         rule = endpoints.choose_rule(
             api, flow.request.pretty_host, self.overrides, flow.request.port
         )
-        mode = ctx.options.toolnames_mode
-        # Only traffic that is still on its way can be changed.
-        mutable = flow.live and flow.response is None and flow.error is None
         if problem:
             result = analysis.RequestAnalysis(api, rule, findings=[analysis.unreadable(problem)])
         else:
-            result = analysis.analyse_request(content, api, rule, fix=mode == "fix" and mutable)
+            result = analysis.analyse_request(
+                content, api, rule, fix=mode == "fix" and mutable, scanned=True
+            )
         action = "observed"
         if result.new_body is not None:
             flow.request.content = result.new_body
@@ -226,6 +261,7 @@ class ToolNames:
         api = self._api(flow)
         if api is None:
             return
+        self._run_deferred_check(flow)
         if flow in self.read_back:
             self.read_back.discard(flow)  # its line was logged when its request was shown
         else:
@@ -247,9 +283,7 @@ class ToolNames:
             rule = endpoints.choose_rule(
                 api, flow.request.pretty_host, self.overrides, flow.request.port
             )
-            flow.metadata[META_KEY] = annotate.metadata(
-                api, rule, ctx.options.toolnames_mode, "observed", findings
-            )
+            flow.metadata[META_KEY] = annotate.metadata(api, rule, self.mode, "observed", findings)
 
     def _log(self, flow: http.HTTPFlow, comment: str | None) -> None:
         if comment:

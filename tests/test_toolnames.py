@@ -1,5 +1,6 @@
 """The addon (addon/toolnames.py) on Chat Completions traffic, through mitmproxy's test helpers."""
 
+import asyncio
 import gzip
 import json
 import logging
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from mitmproxy import exceptions
+from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy import io
 from mitmproxy.test import taddons
@@ -216,12 +218,51 @@ async def test_a_blocked_flow_goes_through_the_full_event_sequence_once(tmp_path
     assert_nothing_went_wrong(caplog)
 
 
+async def test_observe_mode_checks_a_live_request_once_it_is_on_its_way(caplog):
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        # Nothing to change, so nothing held back: the check runs on the next loop turn.
+        assert "toolnames" not in f.metadata
+        await asyncio.sleep(0)
+        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
+        assert f.marked == ":warning:"
+        assert tn.deferred == {}
+        tn.response(provider_error(f))
+    assert len(warnings_logged(caplog)) == 1
+    assert_nothing_went_wrong(caplog)
+
+
+async def test_a_flow_that_completes_before_its_deferred_check_is_checked_then_once(caplog):
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        tn.response(provider_error(f))
+        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
+        await asyncio.sleep(0)  # the scheduled check finds nothing left to do
+    assert len(f.metadata["toolnames"]["findings"]) == 1
+    assert len(warnings_logged(caplog)) == 1
+    assert_nothing_went_wrong(caplog)
+
+
+@pytest.mark.parametrize("mode", ["fix", "block"])
+async def test_fix_and_block_decide_before_the_request_is_forwarded(mode):
+    with running(toolnames_mode=mode) as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        assert f.metadata["toolnames"]["action"] == {"fix": "fixed", "block": "blocked"}[mode]
+        assert tn.deferred == {}
+
+
 def test_the_addon_script_loads_configures_and_blocks():
     with taddons.context() as tctx:
         # Loading the script registers its addon and configures every option, as mitmdump -s does.
         tn = tctx.script(str(ADDON_SCRIPT)).addons[0]
         assert tn.max_body == 32 * 1024 * 1024
-        tctx.configure(tn, toolnames_mode="block")
+        # What mitmproxy does for a script's addon when an option changes (taddons'
+        # configure() only reaches addons in the master's chain).
+        tctx.options.update(toolnames_mode="block")
+        tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook({"toolnames_mode"}))
         f = chat_flow(MASTRA)
         tn.request(f)
     assert f.response.status_code == 400

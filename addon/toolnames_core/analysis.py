@@ -70,8 +70,24 @@ def nothing_to_check(content: bytes) -> bool:
     return _OBJECT_START.match(content) is not None and _TOOL_KEYS.search(content) is None
 
 
-def read_request(content: bytes, api: str) -> tuple[RequestView | None, Finding | None]:
-    if nothing_to_check(content):
+# Below this size a body is scanned again sooner than its verdict is stored and found.
+_REMEMBER_SKIPPED = 16 * 1024
+
+
+def skip_request(content: bytes, api: str) -> bool:
+    """``nothing_to_check``, remembered for the response side of a large body."""
+    if not nothing_to_check(content):
+        return False
+    if len(content) >= _REMEMBER_SKIPPED:
+        _handoff.put(content, api, None)
+    return True
+
+
+def read_request(
+    content: bytes, api: str, *, scanned: bool = False
+) -> tuple[RequestView | None, Finding | None]:
+    """``scanned``: the caller knows the body holds a tool key (``skip_request`` said no)."""
+    if not scanned and nothing_to_check(content):
         return None, None
     body, problem = parse_object(content)
     if body is None:
@@ -128,9 +144,11 @@ class _Handoff:
 _handoff = _Handoff()
 
 
-def analyse_request(content: bytes, api: str, rule: str, *, fix: bool = False) -> RequestAnalysis:
+def analyse_request(
+    content: bytes, api: str, rule: str, *, fix: bool = False, scanned: bool = False
+) -> RequestAnalysis:
     result = RequestAnalysis(api, rule)
-    view, problem = read_request(content, api)
+    view, problem = read_request(content, api, scanned=scanned)
     _handoff.put(content, api, view)
     if problem:
         result.findings.append(problem)
