@@ -17,7 +17,6 @@ Usage:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from collections.abc import Sequence
@@ -58,8 +57,6 @@ class ToolNames:
         self.writer: mitm_save.FlaggedFlowWriter | None = None
         # Flows read back from a file whose toolnames metadata was shown as recorded.
         self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
-        # Observe mode: flow id -> (api, body, problem) of a request check not run yet.
-        self.deferred: dict[str, tuple[str, bytes, str | None]] = {}
 
     def load(self, loader):
         mitm_view.register()
@@ -186,22 +183,7 @@ class ToolNames:
         mode = self.mode
         # Only traffic that is still on its way can be changed.
         mutable = flow.live and flow.response is None and flow.error is None
-        # None outside mitmproxy's event loop (scripts, tests): then the check runs at once.
-        loop = asyncio._get_running_loop() if mode == "observe" and mutable else None
-        if loop is None:
-            self._check_request(flow, api, content, problem, mode, mutable)
-            return
-        # Observe mode changes nothing, so the check need not hold the request back: it
-        # runs as soon as the request is on its way, while the provider works on it, and
-        # at the latest when the flow completes.
-        self.deferred[flow.id] = (api, content, problem)
-        loop.call_soon(self._run_deferred_check, flow)
-
-    def _run_deferred_check(self, flow: http.HTTPFlow) -> None:
-        pending = self.deferred.pop(flow.id, None)
-        if pending is not None:
-            api, content, problem = pending
-            self._check_request(flow, api, content, problem, "observe", mutable=False)
+        self._check_request(flow, api, content, problem, mode, mutable)
 
     def _check_request(
         self,
@@ -261,7 +243,6 @@ class ToolNames:
         api = self._api(flow)
         if api is None:
             return
-        self._run_deferred_check(flow)
         if flow in self.read_back:
             self.read_back.discard(flow)  # its line was logged when its request was shown
         else:

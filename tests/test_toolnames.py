@@ -1,6 +1,5 @@
 """The addon (addon/toolnames.py) on Chat Completions traffic, through mitmproxy's test helpers."""
 
-import asyncio
 import gzip
 import json
 import logging
@@ -216,42 +215,6 @@ async def test_a_blocked_flow_goes_through_the_full_event_sequence_once(tmp_path
     assert saved.response.status_code == 400
     assert len(warnings_logged(caplog)) == 1
     assert_nothing_went_wrong(caplog)
-
-
-async def test_observe_mode_checks_a_live_request_once_it_is_on_its_way(caplog):
-    with running() as (tctx, tn):
-        f = chat_flow(MASTRA)
-        tn.request(f)
-        # Nothing to change, so nothing held back: the check runs on the next loop turn.
-        assert "toolnames" not in f.metadata
-        await asyncio.sleep(0)
-        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
-        assert f.marked == ":warning:"
-        assert tn.deferred == {}
-        tn.response(provider_error(f))
-    assert len(warnings_logged(caplog)) == 1
-    assert_nothing_went_wrong(caplog)
-
-
-async def test_a_flow_that_completes_before_its_deferred_check_is_checked_then_once(caplog):
-    with running() as (tctx, tn):
-        f = chat_flow(MASTRA)
-        tn.request(f)
-        tn.response(provider_error(f))
-        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
-        await asyncio.sleep(0)  # the scheduled check finds nothing left to do
-    assert len(f.metadata["toolnames"]["findings"]) == 1
-    assert len(warnings_logged(caplog)) == 1
-    assert_nothing_went_wrong(caplog)
-
-
-@pytest.mark.parametrize("mode", ["fix", "block"])
-async def test_fix_and_block_decide_before_the_request_is_forwarded(mode):
-    with running(toolnames_mode=mode) as (tctx, tn):
-        f = chat_flow(MASTRA)
-        tn.request(f)
-        assert f.metadata["toolnames"]["action"] == {"fix": "fixed", "block": "blocked"}[mode]
-        assert tn.deferred == {}
 
 
 def test_the_addon_script_loads_configures_and_blocks():
