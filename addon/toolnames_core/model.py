@@ -23,7 +23,7 @@ def format_path(where: JsonPath) -> str:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NameRef:
     """A tool name found in a body, and where it sits."""
 
