@@ -17,6 +17,7 @@ Usage:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import weakref
 from collections.abc import Sequence
@@ -44,6 +45,9 @@ logger = logging.getLogger(__name__)
 
 META_KEY = mitm_flows.META_KEY
 MODES = ("observe", "fix", "block")
+# At the latest this long after an observed request is forwarded, it is checked, so that
+# a flow whose answer is slow in coming is marked while the user waits for it.
+DEFER_SECONDS = 1.0
 # toolnames.report without a path only logs.
 NO_PATH = mitmproxy.types.Path("")
 
@@ -57,6 +61,8 @@ class ToolNames:
         self.writer: mitm_save.FlaggedFlowWriter | None = None
         # Flows read back from a file whose toolnames metadata was shown as recorded.
         self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
+        # Observe mode: flow id -> (flow, api, body, problem) of a request check still to run.
+        self.deferred: dict[str, tuple[http.HTTPFlow, str, bytes, str | None]] = {}
 
     def load(self, loader):
         mitm_view.register()
@@ -183,7 +189,21 @@ class ToolNames:
         mode = self.mode
         # Only traffic that is still on its way can be changed.
         mutable = flow.live and flow.response is None and flow.error is None
+        loop = asyncio._get_running_loop()  # None outside mitmproxy (scripts, tests)
+        if mode == "observe" and mutable and loop is not None:
+            # Observe mode holds nothing back: the check runs when the flow completes, or
+            # DEFER_SECONDS after the request, whichever comes first. Run any sooner, it
+            # would compete with the provider's first token for the CPU (scripts/bench (c)).
+            self.deferred[flow.id] = (flow, api, content, problem)
+            loop.call_later(DEFER_SECONDS, self._run_deferred_check, flow.id)
+            return
         self._check_request(flow, api, content, problem, mode, mutable)
+
+    def _run_deferred_check(self, flow_id: str) -> None:
+        pending = self.deferred.pop(flow_id, None)
+        if pending is not None:
+            flow, api, content, problem = pending
+            self._check_request(flow, api, content, problem, "observe", mutable=False)
 
     def _check_request(
         self,
@@ -243,6 +263,7 @@ class ToolNames:
         api = self._api(flow)
         if api is None:
             return
+        self._run_deferred_check(flow.id)
         if flow in self.read_back:
             self.read_back.discard(flow)  # its line was logged when its request was shown
         else:

@@ -1,5 +1,6 @@
 """The addon (addon/toolnames.py) on Chat Completions traffic, through mitmproxy's test helpers."""
 
+import asyncio
 import gzip
 import json
 import logging
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from mitmproxy import exceptions
+from mitmproxy import flow
 from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy import io
@@ -17,6 +19,7 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 from tn_testkit import running
+from tn_testkit import toolnames
 
 ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addon" / "toolnames.py"
 
@@ -215,6 +218,54 @@ async def test_a_blocked_flow_goes_through_the_full_event_sequence_once(tmp_path
     assert saved.response.status_code == 400
     assert len(warnings_logged(caplog)) == 1
     assert_nothing_went_wrong(caplog)
+
+
+# --- observe mode inside mitmproxy's event loop: the check waits for the flow ---------------------
+
+
+async def test_observe_mode_checks_a_live_request_when_its_flow_completes(caplog):
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        assert "toolnames" not in f.metadata  # nothing held back on the way to the provider
+        tn.response(provider_error(f))
+        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
+        assert f.marked == ":warning:"
+        assert tn.deferred == {}
+    assert len(warnings_logged(caplog)) == 1
+    assert_nothing_went_wrong(caplog)
+
+
+async def test_observe_mode_checks_a_request_whose_answer_is_slow_after_a_while(monkeypatch):
+    monkeypatch.setattr(toolnames, "DEFER_SECONDS", 0.001)
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        await asyncio.sleep(0.05)
+        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
+        assert f.marked == ":warning:"
+        tn.response(provider_error(f))  # completes later: checked once, logged once
+    assert len(f.metadata["toolnames"]["findings"]) == 1
+
+
+async def test_a_flow_that_fails_is_checked_when_its_error_comes(caplog):
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        f.error = flow.Error("connection refused")
+        tn.error(f)
+        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
+        await asyncio.sleep(0)
+    assert len(warnings_logged(caplog)) == 1
+
+
+@pytest.mark.parametrize("mode", ["fix", "block"])
+async def test_fix_and_block_decide_before_the_request_is_forwarded(mode):
+    with running(toolnames_mode=mode) as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        assert f.metadata["toolnames"]["action"] == {"fix": "fixed", "block": "blocked"}[mode]
+        assert tn.deferred == {}
 
 
 def test_the_addon_script_loads_configures_and_blocks():
