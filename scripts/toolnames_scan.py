@@ -6,7 +6,9 @@ Run toolnames' checks over recorded traffic: mitmproxy flow files, HAR files and
     scripts/scan --rule 'openrouter.ai=anthropic' tests/cassettes/
 
 Every exchange goes through `toolnames_core.analysis.inspect_exchange`, the code the live
-addon runs: this module only reads recordings and prints what that function finds.
+addon runs: this module only reads recordings and prints what that function finds. A flow
+the addon fixed in flight is the exception: its body is the rewritten one, so its findings
+come from the record the addon made of the body as sent.
 
 Inputs are streamed, one flow / HAR entry / cassette interaction at a time, so memory stays
 bounded by the largest single exchange, not by the file.

@@ -34,6 +34,8 @@ class Exchange:
     content_type: str = ""
     response_content: bytes | None = None
     flow_id: str | None = None
+    # The toolnames metadata of a flow saved in fix mode, whose request body is the fixed one.
+    recorded: dict | None = None
 
     @property
     def endpoint(self) -> str:

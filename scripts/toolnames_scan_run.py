@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from toolnames_core import analysis
+from toolnames_core import annotate
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_scan_cassettes import CassetteReader
 from toolnames_scan_common import PROG
@@ -255,6 +256,14 @@ class Scanner:
     def _check(self, label: str, fmt: str, ex: Exchange) -> None:
         if ex.method.upper() != "POST":
             return
+        if ex.recorded is not None:
+            # Fixed in flight: the body was rewritten, so what the app sent is only in the
+            # record the live addon made of it (response findings included).
+            report = analysis.ExchangeReport(
+                ex.recorded["api"], ex.recorded["rule"], annotate.recorded_findings(ex.recorded)
+            )
+            self._report(label, fmt, ex, report)
+            return
         try:
             report = analysis.inspect_exchange(
                 ex.method,
@@ -273,8 +282,10 @@ class Scanner:
                 f"{label}: flow {ex.index}: toolnames failed on this exchange: {type(e).__name__}: {e}"
             )
             return
-        if report is None:
-            return
+        if report is not None:
+            self._report(label, fmt, ex, report)
+
+    def _report(self, label: str, fmt: str, ex: Exchange, report: analysis.ExchangeReport) -> None:
         self.checked += 1
         for finding in report.findings:
             self.severities[finding.severity] += 1

@@ -26,6 +26,8 @@ from mitmproxy.test import tflow
 import make_sample_flows as samples
 import toolnames_scan
 from conftest import REPO_ROOT
+from tn_testkit import running
+from toolnames_core import analysis
 
 SCAN = REPO_ROOT / "scripts" / "scan"
 ADDON = REPO_ROOT / "addon" / "toolnames.py"
@@ -566,6 +568,28 @@ def test_a_flow_whose_request_body_was_streamed_through_is_reported_as_unread(ca
     _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "s.mitm", [flow]))
 
     assert [r["code"] for r in rows] == ["request-unreadable"]
+
+
+def test_a_flow_fixed_in_flight_reports_what_the_app_sent_from_its_record(capsys, tmp_path):
+    flow = samples.chat_flow("mastra", samples.mastra_choice_mismatch_body())
+    flow.live = True  # as toolnames_save writes it: rewritten on its way to the provider
+    with running(toolnames_mode="fix") as (tctx, tn):
+        tn.request(flow)
+    flow.live = False
+    assert flow.metadata["toolnames"]["action"] == "fixed"
+    # Its body is the fixed one: checked again, it would look clean.
+    path = samples.write_flows(tmp_path / "fixed.mitm", [flow])
+    assert "choice-not-in-tools" not in str(
+        analysis.analyse_request(flow.request.content, "openai-chat", "openai").findings
+    )
+
+    code, rows, _ = scan_json(capsys, path)
+
+    assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
+        ("openai-chat", "openai", "choice-not-in-tools", "tool_choice.function.name")
+    ]
+    assert "'search.web'" in rows[0]["message"]
+    assert code == 1
 
 
 # -- HAR and cassette variants ---------------------------------------------------------------

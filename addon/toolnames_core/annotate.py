@@ -35,6 +35,25 @@ def well_formed(meta: object) -> bool:
     )
 
 
+def recorded_findings(meta: dict) -> list[Finding]:
+    """The findings of well-formed metadata, as the checks made them (of known severity)."""
+    return [
+        Finding(f["code"], f["severity"], f["path"], f["message"], f.get("rule"))
+        for f in meta.get("findings", [])
+        if f["severity"] in SEVERITY_RANK
+    ]
+
+
+def fixed_in_flight(meta: object) -> bool:
+    """A flow whose request toolnames rewrote: its body no longer shows what was sent."""
+    return (
+        well_formed(meta)
+        and meta.get("action") == "fixed"
+        and isinstance(meta.get("api"), str)
+        and isinstance(meta.get("rule"), str)
+    )
+
+
 def _flagged(meta: dict) -> bool:
     return worst(meta.get("findings", [])) in ("warning", "error") or bool(meta.get("fixes"))
 
