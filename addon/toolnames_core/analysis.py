@@ -28,6 +28,9 @@ _TOOL_KEYS = re.compile(
     rb"|toolConfig|tool_config|functionCall|functionResponse|function_response|toolUse|toolResult"
     rb"|tool_use|tool_result|function_call_output)\""
 )
+# What every tool key starts with: found a third faster than the keys themselves in a
+# long conversation, then confirmed where it matched.
+_TOOL_KEY_START = re.compile(rb'"(?:tool|function|custom_tool_call"|additional_tools")')
 _OBJECT_START = re.compile(rb"\s*\{")
 _JSON_CONTAINER_START = re.compile(rb"\s*[\[{]")
 
@@ -67,7 +70,16 @@ def parse_object(content: bytes) -> tuple[dict | None, Finding | None]:
 
 def nothing_to_check(content: bytes) -> bool:
     """A JSON object without any tool key: no finding is possible, so it is never parsed."""
-    return _OBJECT_START.match(content) is not None and _TOOL_KEYS.search(content) is None
+    return _OBJECT_START.match(content) is not None and not _has_tool_key(content)
+
+
+def _has_tool_key(content: bytes) -> bool:
+    start = _TOOL_KEY_START.search(content)
+    while start is not None:
+        if _TOOL_KEYS.match(content, start.start()):
+            return True
+        start = _TOOL_KEY_START.search(content, start.end())
+    return False
 
 
 # Below this size a body is scanned again sooner than its verdict is stored and found.
