@@ -736,6 +736,55 @@ def test_read_calls_skips_messages_and_hosted_tool_items_and_reads_namespaced_ca
         ]
     }
     assert refs(read_calls(body)) == [("lookup_customer", "function", "output[3].name")]
+    assert read_calls(body)[0].namespace == "crm"
+
+
+def namespaced_call(name: str, namespace: str | None) -> dict:
+    call = {"type": "function_call", "call_id": "c", "name": name, "arguments": "{}"}
+    if namespace is not None:
+        call["namespace"] = namespace
+    return {"output": [call]}
+
+
+NAMESPACED_TOOLS = base_body(
+    tools=[fn("search"), namespace("docs", fn("lookup")), namespace("web", fn("fetch"))]
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "called_namespace", "message"),
+    [
+        ("lookup", "docs", None),
+        ("fetch", "web", None),
+        ("lookup", None, None),  # no namespace given: matched by its bare name
+        ("search", None, None),
+        (
+            "lookup",
+            "web",
+            "'lookup' (6 chars) in namespace 'web' (3 chars), which has no such tool",
+        ),
+        (
+            "search",
+            "docs",
+            "'search' (6 chars) in namespace 'docs' (4 chars), which has no such tool",
+        ),
+        (
+            "lookup",
+            "crm",
+            "'lookup' (6 chars) in namespace 'crm' (3 chars), which was never offered",
+        ),
+    ],
+)
+def test_a_namespaced_call_must_name_a_tool_of_that_namespace(name, called_namespace, message):
+    request = wire(NAMESPACED_TOOLS)
+    calls = read_calls(namespaced_call(name, called_namespace))
+    findings = analysis.analyse_response(request, API, calls, complete=True)
+    if message is None:
+        assert findings == []
+    else:
+        (finding,) = findings
+        assert (finding.code, finding.path) == ("response-unknown-tool", "output[0].name")
+        assert message in finding.message
 
 
 def collect(events) -> list[tuple[str, str, str]]:
@@ -845,6 +894,13 @@ def test_stream_arguments_done_names_a_call_not_announced_otherwise():
         }
     ]
     assert collect(events) == [("get_weather", "function", "events[0].name")]
+
+
+def test_a_streamed_call_keeps_its_namespace():
+    item = {"type": "function_call", "id": "fc", "name": "lookup", "namespace": "docs"}
+    events = [{"type": "response.output_item.added", "output_index": 0, "item": item}]
+    (call,) = stream_calls(API, events)
+    assert (call.name, call.namespace) == ("lookup", "docs")
 
 
 # --- wrong types anywhere never raise ---

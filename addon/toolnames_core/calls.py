@@ -45,19 +45,27 @@ def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) 
     findings = []
     offered, builtins = view.offered_names, view.offered_builtins
     for call in calls:
-        known = builtins if call.kind == "builtin" else offered
-        if call.name in known:
-            continue
-        if call.name in PARALLEL_WRAPPERS and call.name not in offered:
-            why = "is OpenAI's internal parallel-call wrapper, not an offered tool; "
+        called = describe_name(call.name)
+        if call.namespace is not None:
+            if (call.namespace, call.name) in view.namespaced:
+                continue
+            declared = any(ns == call.namespace for ns, _ in view.namespaced)
+            where = "which has no such tool" if declared else "which was never offered"
+            what = f"{called} in namespace {describe_name(call.namespace)}, {where}; "
         else:
-            why = "was never offered; "
+            known = builtins if call.kind == "builtin" else offered
+            if call.name in known:
+                continue
+            if call.name in PARALLEL_WRAPPERS and call.name not in offered:
+                what = f"{called}, which is OpenAI's internal parallel-call wrapper, not an offered tool; "
+            else:
+                what = f"{called}, which was never offered; "
         findings.append(
             Finding(
                 "response-unknown-tool",
                 "error",
                 call.path,
-                f"the model called {describe_name(call.name)}, which {why}{offered_text(view)}. "
+                f"the model called {what}{offered_text(view)}. "
                 "Kept in the history, this name can make every later request fail",
             )
         )

@@ -32,6 +32,8 @@ class NameRef:
     # "function" and "custom" tools share one namespace; built-in tools
     # (web_search_preview, ...) are offered and chosen by their type.
     kind: str = "function"
+    # The Responses API's namespace of a call or a tool inside a ``namespace`` tool.
+    namespace: str | None = None
 
     @property
     def path(self) -> str:
@@ -100,6 +102,9 @@ class RequestView:
     # Shapes the adapter could not read: reported, never guessed around.
     problems: list[Finding] = field(default_factory=list)
     streaming: bool = False
+    # (namespace, name) of every tool offered inside a namespace (Responses API): a call
+    # that names a namespace must name one of these. ``tools`` keys by bare name only.
+    namespaced: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def offered_names(self) -> set[str]:

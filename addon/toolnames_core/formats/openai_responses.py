@@ -26,8 +26,9 @@ How this adapter maps the format onto the shared model:
   ``tool_search_output`` items are not read (the first repeats a call's name; the second
   re-lists tools already declared with ``defer_loading``).
 
-Response side: ``function_call`` / ``custom_tool_call`` items of ``output[]`` (the call's
-``namespace`` is not carried: NameRef has no place for it). Streams are read from
+Response side: ``function_call`` / ``custom_tool_call`` items of ``output[]``; a call that
+names a ``namespace`` must name a tool offered inside that namespace (``view.namespaced``),
+one without is matched by its bare name. Streams are read from
 ``response.output_item.added`` / ``.done``, ``response.function_call_arguments.done`` and the
 final ``response.completed`` (or ``.incomplete`` / ``.failed``) ``response.output``; one call
 per ``output_index``. A stream call's ``where`` starts ``("events", n)``, n counting the
@@ -174,7 +175,10 @@ class _Offers:
             else:
                 ref = _tool_name(member, at, kind, view)
                 if ref:
+                    ref.namespace = name if isinstance(name, str) else None
                     self.named.append((ref, scope))
+                    if ref.namespace is not None:
+                        view.namespaced.add((ref.namespace, ref.name))
 
     def finish(self) -> None:
         """Fill the view: one entry per (namespace, name), plus true duplicates."""
@@ -339,7 +343,10 @@ def _item_call(item: object, where: tuple) -> tuple[NameRef, object] | None:
     kind = _CALL_KINDS.get(kind) if isinstance(kind, str) else None
     if kind is None:
         return None
-    return NameRef(item["name"], (*where, "name"), kind), item.get("arguments")
+    namespace = item.get("namespace")
+    ref = NameRef(item["name"], (*where, "name"), kind)
+    ref.namespace = namespace if isinstance(namespace, str) else None
+    return ref, item.get("arguments")
 
 
 def read_calls(body: dict) -> list[NameRef]:
