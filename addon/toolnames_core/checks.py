@@ -63,8 +63,8 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
 
 def check_choices(view: RequestView) -> list[Finding]:
     findings = []
-    # Both sets are derived from the tool list: build them once, not per allow-list entry.
-    names, builtins = view.offered_names, view.offered_builtins
+    # Derived from the tool list: built once, and only for a choice that names tools.
+    names = builtins = None
     for choice in view.choices:
         if choice.mode == "none":
             continue
@@ -78,6 +78,8 @@ def check_choices(view: RequestView) -> list[Finding]:
                 )
             )
             continue
+        if choice.names and names is None:
+            names, builtins = view.offered_names, view.offered_builtins
         for ref in choice.names:
             offered = builtins if ref.kind == "builtin" else names
             if ref.name not in offered:

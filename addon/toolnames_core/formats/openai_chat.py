@@ -43,7 +43,15 @@ def _read_tools(body: dict, view: RequestView) -> None:
         if not isinstance(tools, list):
             view.problems.append(malformed(("tools",), "an array", tools))
         else:
+            append = view.tools.append
             for i, tool in enumerate(tools):
+                # The well-formed tool, settled without a helper call: agents send hundreds.
+                kind = tool.get("type") if type(tool) is dict else None
+                inner = tool.get(kind) if kind in _TOOL_KINDS else None
+                name = inner.get("name") if type(inner) is dict else None
+                if type(name) is str:
+                    append(NameRef(name, ("tools", i, kind, "name"), kind))
+                    continue
                 if not isinstance(tool, dict):
                     view.problems.append(malformed(("tools", i), "an object", tool))
                     continue
