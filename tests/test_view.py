@@ -460,8 +460,20 @@ def test_render_priority_never_raises(view, monkeypatch):
     def broken(*args):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(analysis, "read_request", broken)
+    monkeypatch.setattr(analysis, "has_tool_keys", broken)
     assert mitm_view.ToolnamesView().render_priority(f.request.content, metadata) == -1
+
+
+@needs_mitmproxy12
+def test_choosing_the_view_for_a_request_never_parses_its_body(view, monkeypatch):
+    f = chat_flow(chat_body())
+    metadata = contentviews.Metadata(flow=f, http_message=f.request)
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(analysis.json, "loads", no_parse)
+    assert mitm_view.ToolnamesView().render_priority(f.request.content, metadata) == 2.0
 
 
 @needs_mitmproxy12

@@ -73,6 +73,11 @@ def nothing_to_check(content: bytes) -> bool:
     return _OBJECT_START.match(content) is not None and not _has_tool_key(content)
 
 
+def has_tool_keys(content: bytes) -> bool:
+    """A JSON object that holds a tool key somewhere: found by a scan, never a parse."""
+    return _OBJECT_START.match(content) is not None and _has_tool_key(content)
+
+
 def _has_tool_key(content: bytes) -> bool:
     start = _TOOL_KEY_START.search(content)
     while start is not None:

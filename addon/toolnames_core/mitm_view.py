@@ -115,11 +115,9 @@ class ToolnamesView(_Base):
             if exchange is None:
                 return -1
             if exchange.is_request:
-                view = analysis.read_request(data, exchange.api)[0]
-                names_tools = view is not None and bool(
-                    view.tools_given or view.choices or view.history
-                )
-                return PREFERRED if names_tools else 0
+                # A scan, not a parse: this runs each time a message is shown, and an
+                # agent's request can be megabytes of history.
+                return PREFERRED if analysis.has_tool_keys(data) else 0
             findings = (exchange.meta or {}).get("findings")
             flagged = isinstance(findings, list) and any(
                 isinstance(f, dict) and str(f.get("code", "")).startswith("response-")
