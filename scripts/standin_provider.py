@@ -56,10 +56,13 @@ HOLD_TIMEOUT = 30.0
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # keep-alive connections must not block shutdown
     allow_reuse_address = True
+    # socketserver's default of 5 drops connection attempts when a proxy opens a dozen at once.
+    request_queue_size = 128
 
-    def __init__(self, address, log: bool):
+    def __init__(self, address, log: bool, record: bool = True):
         super().__init__(address, _Handler)
         self.log = log
+        self.record = record
         self.lock = threading.Lock()
         self.recorded: list[dict] = []
         self.connections: set[socket.socket] = set()
@@ -157,8 +160,9 @@ class _Handler(BaseHTTPRequestHandler):
             "body": raw,
             "response_body": b"",
         }
-        with self.server.lock:
-            self.server.recorded.append(self.record)
+        if self.server.record:
+            with self.server.lock:
+                self.server.recorded.append(self.record)
         try:
             self._dispatch(path, query, raw)
         except (BrokenPipeError, ConnectionResetError):
@@ -260,14 +264,16 @@ class _Handler(BaseHTTPRequestHandler):
 class StandinProvider:
     """The stand-in provider on a ThreadingHTTPServer, served from a daemon thread."""
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1", log: bool = False):
-        self.host, self._port, self._log = host, port, log
+    def __init__(
+        self, port: int = 0, host: str = "127.0.0.1", log: bool = False, record: bool = True
+    ):
+        self.host, self._port, self._log, self._record = host, port, log, record
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> StandinProvider:
         if self._server is None:
-            self._server = _Server((self.host, self._port), self._log)
+            self._server = _Server((self.host, self._port), self._log, self._record)
             self._thread = threading.Thread(
                 target=self._server.serve_forever, args=(0.1,), name="standin-provider", daemon=True
             )
@@ -331,12 +337,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--quiet", action="store_true", help="do not log requests to stderr")
+    parser.add_argument(
+        "--no-record",
+        action="store_true",
+        help="keep no requests in memory (GET /_standin/requests then lists none): for load runs",
+    )
     args = parser.parse_args(argv)
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    provider = StandinProvider(port=args.port, host=args.host, log=not args.quiet).start()
+    provider = StandinProvider(
+        port=args.port, host=args.host, log=not args.quiet, record=not args.no_record
+    ).start()
     print(f"standin provider listening on {provider.url}", flush=True)
     try:
         while not stop.wait(0.5):

@@ -490,7 +490,8 @@ def start_standin(workdir: Path) -> Process:
     log_path = workdir / f"standin-{port}.log"
     with open(log_path, "wb") as log:
         popen = subprocess.Popen(
-            [sys.executable, "-c", STANDIN_NODELAY, "--port", str(port), "--quiet"],
+            # --no-record: thousands of megabyte bodies would otherwise pile up in its memory.
+            [sys.executable, "-c", STANDIN_NODELAY, "--port", str(port), "--quiet", "--no-record"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -1159,3 +1159,12 @@ def test_anthropic_sdk_raises_bad_request_with_the_observed_text(anthropic_clien
             model="claude-test", max_tokens=50, messages=HI, tools=ANTHROPIC_TOOLS * 2
         )
     assert caught.value.body["error"]["message"] == "tools: Tool names must be unique."
+
+
+def test_a_provider_that_records_nothing_still_answers_for_load_runs():
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with StandinProvider(record=False) as quiet:
+        status, answer = post_json(quiet, "/v1/chat/completions", body)
+        assert status == 200
+        assert answer["choices"][0]["message"]["role"] == "assistant"
+        assert quiet.requests == []
