@@ -174,12 +174,20 @@ def _read_function_call(value: object, view: RequestView) -> None:
 def _read_history(messages: object, view: RequestView) -> None:
     if not isinstance(messages, list):
         return
+    append = view.history.append
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             for j, call in enumerate(calls):
+                # The well-formed call, settled without a helper call (as in _read_tools).
+                kind = call.get("type", "function") if type(call) is dict else None
+                inner = call.get(kind) if kind in _TOOL_KINDS else None
+                name = inner.get("name") if type(inner) is dict else None
+                if type(name) is str:
+                    append(NameRef(name, ("messages", i, "tool_calls", j, kind, "name"), kind))
+                    continue
                 if not isinstance(call, dict):
                     view.problems.append(
                         malformed(("messages", i, "tool_calls", j), "an object", call)
