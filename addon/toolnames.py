@@ -159,6 +159,8 @@ class ToolNames:
         Summarize the toolnames findings of flows: counts by finding code and by host,
         logged as an alert. With a path, also write the summary there as JSON.
         """
+        for f in flows:
+            self._run_deferred_check(f.id)  # flows still in flight count as checked
         mitm_report.run(flows, path)
 
     def done(self):

@@ -210,6 +210,20 @@ def test_the_command_writes_the_report_as_json_to_a_path(running, tmp_path, capl
     assert f"toolnames report written to {target}" in caplog.text
 
 
+async def test_the_command_counts_observed_flows_still_in_flight(running, caplog):
+    tctx, tn, v = running
+    in_flight = chat(BAD_NAME)
+    tn.request(in_flight)  # inside the event loop, observe mode checks it later
+    assert "toolnames" not in in_flight.metadata
+    v.add([in_flight])
+    caplog.set_level(logging.INFO)
+
+    tctx.master.commands.execute("toolnames.report @all")
+
+    assert "1 inspected by toolnames; 1 flagged" in caplog.text
+    assert in_flight.marked
+
+
 def test_a_path_that_cannot_be_written_is_a_command_error(running, tmp_path):
     tctx, tn, v = running
     with pytest.raises(exceptions.CommandError, match="Cannot write the toolnames report"):
