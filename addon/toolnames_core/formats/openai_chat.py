@@ -66,9 +66,8 @@ def _read_tools(body: dict, view: RequestView) -> None:
                         )
                     )
                     continue
-                ref = _name_at(tool.get(kind), ("tools", i, kind, "name"), view, kind)
-                if ref:
-                    view.tools.append(ref)
+                # Its name is missing or not a string (a good one was read above): say which.
+                _name_at(tool.get(kind), ("tools", i, kind, "name"), view, kind)
     # Legacy `functions` (providers.md §2) offer tools too.
     if body.get("functions") is not None:
         view.tools_given = True

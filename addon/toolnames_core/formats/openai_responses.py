@@ -177,11 +177,12 @@ class _Offers:
                 if ref:
                     ref.namespace = name if isinstance(name, str) else None
                     self.named.append((ref, scope))
-                    if ref.namespace is not None:
-                        view.namespaced.add((ref.namespace, ref.name))
 
     def finish(self) -> None:
         """Fill the view: one entry per (namespace, name), plus true duplicates."""
+        self.view.namespaced = {
+            (ref.namespace, ref.name) for ref, _ in self.named if ref.namespace is not None
+        }
         count = Counter((scope, ref.name) for ref, scope in self.named)
         first_scope: dict[str, str | None] = {}
         for ref, scope in self.named:
@@ -344,9 +345,8 @@ def _item_call(item: object, where: tuple) -> tuple[NameRef, object] | None:
     if kind is None:
         return None
     namespace = item.get("namespace")
-    ref = NameRef(item["name"], (*where, "name"), kind)
-    ref.namespace = namespace if isinstance(namespace, str) else None
-    return ref, item.get("arguments")
+    namespace = namespace if isinstance(namespace, str) else None
+    return NameRef(item["name"], (*where, "name"), kind, namespace), item.get("arguments")
 
 
 def read_calls(body: dict) -> list[NameRef]:
