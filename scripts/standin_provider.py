@@ -59,10 +59,10 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default of 5 drops connection attempts when a proxy opens a dozen at once.
     request_queue_size = 128
 
-    def __init__(self, address, log: bool, record: bool = True):
+    def __init__(self, address, log: bool, keep_records: bool = True):
         super().__init__(address, _Handler)
         self.log = log
-        self.record = record
+        self.keep_records = keep_records
         self.lock = threading.Lock()
         self.recorded: list[dict] = []
         self.connections: set[socket.socket] = set()
@@ -160,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
             "body": raw,
             "response_body": b"",
         }
-        if self.server.record:
+        if self.server.keep_records:
             with self.server.lock:
                 self.server.recorded.append(self.record)
         try:
