@@ -29,6 +29,7 @@ from mitmproxy import ctx
 from mitmproxy import exceptions
 from mitmproxy import flow
 from mitmproxy import flowfilter
+from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy.utils import human
 
@@ -61,8 +62,12 @@ class ToolNames:
         self.writer: mitm_save.FlaggedFlowWriter | None = None
         # Flows read back from a file whose toolnames metadata was shown as recorded.
         self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
-        # Observe mode: flow id -> (flow, api, body, problem) of a request check still to run.
-        self.deferred: dict[str, tuple[http.HTTPFlow, str, bytes, str | None]] = {}
+        # Observe mode: flow id -> (due, flow, api, body, problem) of a request check still
+        # to run, in the order the requests came, so the earliest due is always first.
+        self.deferred: dict[str, tuple[float, http.HTTPFlow, str, bytes, str | None]] = {}
+        # One timer for all deferred checks, armed while any is pending: a timer per flow
+        # cost more than the rest of the request hook.
+        self.sweep: asyncio.TimerHandle | None = None
 
     def load(self, loader):
         mitm_view.register()
@@ -146,7 +151,7 @@ class ToolNames:
             except ValueError as e:
                 raise exceptions.OptionsError(f"Cannot parse toolnames_max_body: {e}") from e
         if "toolnames_save" in updated:
-            self.done()
+            self._close_writer()
             if ctx.options.toolnames_save:
                 try:
                     self.writer = mitm_save.FlaggedFlowWriter(ctx.options.toolnames_save)
@@ -164,6 +169,12 @@ class ToolNames:
         mitm_report.run(flows, path)
 
     def done(self):
+        if self.sweep is not None:
+            self.sweep.cancel()
+            self.sweep = None
+        self._close_writer()
+
+    def _close_writer(self) -> None:
         if self.writer:
             self.writer.close()
             self.writer = None
@@ -196,16 +207,37 @@ class ToolNames:
             # Observe mode holds nothing back: the check runs when the flow completes, or
             # DEFER_SECONDS after the request, whichever comes first. Run any sooner, it
             # would compete with the provider's first token for the CPU (scripts/bench (c)).
-            self.deferred[flow.id] = (flow, api, content, problem)
-            loop.call_later(DEFER_SECONDS, self._run_deferred_check, flow.id)
+            due = loop.time() + DEFER_SECONDS
+            self.deferred[flow.id] = (due, flow, api, content, problem)
+            if self.sweep is None:
+                self.sweep = loop.call_at(due, self._sweep_deferred)
             return
         self._check_request(flow, api, content, problem, mode, mutable)
 
-    def _run_deferred_check(self, flow_id: str) -> None:
+    def _run_deferred_check(self, flow_id: str) -> http.HTTPFlow | None:
+        """Run a flow's pending check, if any; the flow, if that flagged it."""
         pending = self.deferred.pop(flow_id, None)
-        if pending is not None:
-            flow, api, content, problem = pending
-            self._check_request(flow, api, content, problem, "observe", mutable=False)
+        if pending is None:
+            return None
+        _, flow, api, content, problem = pending
+        self._check_request(flow, api, content, problem, "observe", mutable=False)
+        return flow if META_KEY in flow.metadata else None
+
+    def _sweep_deferred(self) -> None:
+        """Check the requests whose answers are slow in coming, and show what was found."""
+        self.sweep = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        due_ids = []
+        for flow_id, (due, *_) in self.deferred.items():
+            if due > now:
+                self.sweep = loop.call_at(due, self._sweep_deferred)
+                break
+            due_ids.append(flow_id)
+        flagged = [f for f in map(self._run_deferred_check, due_ids) if f is not None]
+        if flagged:
+            # The flow changed outside its own hooks: tell mitmweb and the console to redraw it.
+            ctx.master.addons.trigger(hooks.UpdateHook(flagged))
 
     def _check_request(
         self,

@@ -236,16 +236,52 @@ async def test_observe_mode_checks_a_live_request_when_its_flow_completes(caplog
     assert_nothing_went_wrong(caplog)
 
 
+class UpdateRecorder:
+    """Stands in for mitmweb's view, which redraws a flow when the update hook names it."""
+
+    def __init__(self) -> None:
+        self.updated: list[http.HTTPFlow] = []
+
+    def update(self, flows):
+        self.updated += flows
+
+
 async def test_observe_mode_checks_a_request_whose_answer_is_slow_after_a_while(monkeypatch):
     monkeypatch.setattr(toolnames, "DEFER_SECONDS", 0.001)
-    with running() as (tctx, tn):
+    recorder = UpdateRecorder()
+    with running(recorder) as (tctx, tn):
         f = chat_flow(MASTRA)
         tn.request(f)
         await asyncio.sleep(0.05)
         assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
         assert f.marked == ":warning:"
+        assert recorder.updated == [f]  # shown while the app still waits
         tn.response(provider_error(f))  # completes later: checked once, logged once
     assert len(f.metadata["toolnames"]["findings"]) == 1
+
+
+async def test_slow_requests_are_checked_in_the_order_they_came_by_one_timer(monkeypatch):
+    monkeypatch.setattr(toolnames, "DEFER_SECONDS", 0)
+    recorder = UpdateRecorder()
+    with running(recorder) as (tctx, tn):
+        first, clean, completed, later = (chat_flow(b) for b in (MASTRA, CLEAN, MASTRA, MASTRA))
+        tn.request(first)
+        sweep = tn.sweep
+        for f in (clean, completed):
+            tn.request(f)
+        monkeypatch.setattr(toolnames, "DEFER_SECONDS", 3600)
+        tn.request(later)
+        assert tn.sweep is sweep  # one timer, however many requests wait
+        tn.response(provider_error(completed))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert list(tn.deferred) == [later.id]
+        assert recorder.updated == [first]  # the clean flow was checked, and nothing changed
+        assert "toolnames" not in clean.metadata
+        assert tn.sweep is not sweep
+        assert tn.sweep.when() == tn.deferred[later.id][0]  # armed again for the next due
+    assert tn.sweep is None  # done() leaves no timer behind
+
 
 
 async def test_a_flow_that_fails_is_checked_when_its_error_comes(caplog):
