@@ -283,7 +283,6 @@ async def test_slow_requests_are_checked_in_the_order_they_came_by_one_timer(mon
     assert tn.sweep is None  # done() leaves no timer behind
 
 
-
 async def test_a_flow_that_fails_is_checked_when_its_error_comes(caplog):
     with running() as (tctx, tn):
         f = chat_flow(MASTRA)
