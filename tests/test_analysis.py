@@ -1,10 +1,13 @@
-"""The request side's bookkeeping: each body is parsed, or scanned, once per exchange."""
+"""The bookkeeping around the parse: each body is parsed, or scanned, once per exchange, and
+only a body that can hold tool names or calls is parsed at all."""
 
 import json
 
 import pytest
 
+from tn_testkit import RESPONSES_DIR
 from toolnames_core import analysis
+from toolnames_core.formats import FORMATS
 
 TOOLS_BODY = json.dumps(
     {
@@ -95,3 +98,54 @@ def test_a_body_with_any_tool_key_anywhere_is_read(key):
 )
 def test_a_body_without_tool_keys_has_nothing_to_check(body):
     assert analysis.nothing_to_check(body)
+
+
+# --- the response side -----------------------------------------------------------------------
+
+TEXT_ANSWER = json.dumps(
+    {
+        "object": "chat.completion",
+        "choices": [{"message": {"role": "assistant", "content": "a tool, a function"}}],
+    }
+).encode()
+
+
+def test_an_answer_without_tool_keys_is_never_parsed(counted):
+    answer = fresh(TEXT_ANSWER)
+    assert analysis.read_response_calls("openai-chat", "application/json", answer) == ([], None)
+    assert counted["loads"].count(answer) == 0
+
+
+def api_of(fixture: str) -> str:
+    return max((api for api in FORMATS if fixture.startswith(api)), key=len)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RESPONSES_DIR.glob("*.json")))
+def test_every_format_reads_all_the_calls_of_an_answer_that_is_not_streamed(name):
+    # The scan in front of the parse must know every key a format's calls sit under.
+    content = (RESPONSES_DIR / name).read_bytes()
+    api = api_of(name)
+    calls, problem = analysis.read_response_calls(api, "application/json", content)
+    parsed = FORMATS[api].read_calls(json.loads(content))
+    assert problem is None
+    assert calls
+    assert [(c.name, c.path) for c in calls] == [(c.name, c.path) for c in parsed]
+
+
+# The least each format's answer can be while still holding a call: no other tool key in it.
+LEAST_CALLS = [
+    ("openai-chat", {"choices": [{"message": {"tool_calls": [{"function": {"name": "x"}}]}}]}),
+    ("openai-chat", {"choices": [{"message": {"function_call": {"name": "x"}}}]}),
+    ("openai-responses", {"output": [{"type": "function_call", "name": "x"}]}),
+    ("openai-responses", {"output": [{"type": "custom_tool_call", "name": "x"}]}),
+    ("anthropic-messages", {"content": [{"type": "tool_use", "name": "x"}]}),
+    ("gemini", {"candidates": [{"content": {"parts": [{"functionCall": {"name": "x"}}]}}]}),
+    ("gemini", {"candidates": [{"content": {"parts": [{"function_call": {"name": "x"}}]}}]}),
+    ("bedrock-converse", {"output": {"message": {"content": [{"toolUse": {"name": "x"}}]}}}),
+]
+
+
+@pytest.mark.parametrize("api,answer", LEAST_CALLS)
+def test_the_scan_before_the_parse_knows_the_key_of_every_call(api, answer):
+    calls, _ = analysis.read_response_calls(api, "application/json", json.dumps(answer).encode())
+    assert [c.name for c in calls] == ["x"]

@@ -22,7 +22,9 @@ from toolnames_core.model import RequestView
 from toolnames_core.rules import RULES
 
 # A body that is a JSON object and holds none of these keys has nothing to check,
-# so it is never parsed: requests without tools cost a substring search.
+# so it is never parsed: requests without tools, and answers without calls, cost a
+# substring search. Keys are matched as clients write them; one whose letters are
+# \u-escaped (which no JSON encoder does unasked) is not seen.
 _TOOL_KEYS = re.compile(
     rb'"(?:tools|tool_choice|functions|function_call|tool_calls|custom_tool_call|additional_tools'
     rb"|toolConfig|tool_config|functionCall|functionResponse|function_response|toolUse|toolResult"
@@ -219,6 +221,8 @@ def read_response_calls(api: str, content_type: str, content: bytes) -> tuple[li
         return tap.calls(), tap.problem()
     if fmt.read_calls is None or not _JSON_CONTAINER_START.match(content):
         return [], None  # an error page or other non-JSON answer carries no calls
+    if not _has_tool_key(content):
+        return [], None  # every format's calls sit under a tool key: most answers are text
     try:
         body = json.loads(content)
     except (ValueError, RecursionError):
