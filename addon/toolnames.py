@@ -249,7 +249,7 @@ class ToolNames:
         mutable: bool,
     ) -> None:
         rule = endpoints.choose_rule(
-            api, flow.request.pretty_host, self.overrides, flow.request.port
+            api, mitm_flows.host(flow.request), self.overrides, flow.request.port
         )
         if problem:
             result = analysis.RequestAnalysis(api, rule, findings=[analysis.unreadable(problem)])
@@ -317,7 +317,7 @@ class ToolNames:
             )
         else:
             rule = endpoints.choose_rule(
-                api, flow.request.pretty_host, self.overrides, flow.request.port
+                api, mitm_flows.host(flow.request), self.overrides, flow.request.port
             )
             flow.metadata[META_KEY] = annotate.metadata(api, rule, self.mode, "observed", findings)
 
@@ -326,7 +326,7 @@ class ToolNames:
             request = flow.request
             # The path without secrets: Gemini's API key travels in the query string.
             path = mitm_save.redacted_path(request.path)
-            logger.warning("%s %s%s: %s", request.method, request.pretty_host, path, comment)
+            logger.warning("%s %s%s: %s", request.method, mitm_flows.host(request), path, comment)
 
     def _save(self, flow: http.HTTPFlow) -> None:
         meta = flow.metadata.get(META_KEY)

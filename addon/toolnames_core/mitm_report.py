@@ -12,6 +12,7 @@ from mitmproxy import flow
 from mitmproxy import http
 from mitmproxy.log import ALERT
 
+from toolnames_core import mitm_flows
 from toolnames_core import report
 from toolnames_core.mitm_flows import META_KEY
 
@@ -22,7 +23,7 @@ def entries(flows: Sequence[flow.Flow]) -> list[report.FlowEntry]:
     return [
         report.FlowEntry(
             f.id,
-            f.request.pretty_host,
+            mitm_flows.host(f.request),
             f.request.method,
             f.request.path,
             f.metadata.get(META_KEY),

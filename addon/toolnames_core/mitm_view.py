@@ -15,6 +15,7 @@ from mitmproxy import version
 
 from toolnames_core import analysis
 from toolnames_core import endpoints
+from toolnames_core import mitm_flows
 from toolnames_core import tables
 from toolnames_core.mitm_flows import META_KEY
 from toolnames_core.rules import RULES
@@ -80,7 +81,7 @@ class _Exchange:
         if isinstance(recorded, str) and recorded in RULES:
             return recorded
         return endpoints.choose_rule(
-            self.api, self.flow.request.pretty_host, _overrides(), self.flow.request.port
+            self.api, mitm_flows.host(self.flow.request), _overrides(), self.flow.request.port
         )
 
 
