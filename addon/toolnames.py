@@ -51,6 +51,8 @@ MODES = ("observe", "fix", "block")
 DEFER_SECONDS = 1.0
 # toolnames.report without a path only logs.
 NO_PATH = mitmproxy.types.Path("")
+# An observed request whose check waits: (due, flow, api, body, why the body is unread).
+Pending = tuple[float, http.HTTPFlow, str, bytes, Optional[str]]
 
 
 class ToolNames:
@@ -62,9 +64,9 @@ class ToolNames:
         self.writer: mitm_save.FlaggedFlowWriter | None = None
         # Flows read back from a file whose toolnames metadata was shown as recorded.
         self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
-        # Observe mode: flow id -> (due, flow, api, body, problem) of a request check still
-        # to run, in the order the requests came, so the earliest due is always first.
-        self.deferred: dict[str, tuple[float, http.HTTPFlow, str, bytes, str | None]] = {}
+        # Observe mode: flow id -> its pending check, in the order the requests came, so
+        # the earliest due is always first.
+        self.deferred: dict[str, Pending] = {}
         # One timer for all deferred checks, armed while any is pending: a timer per flow
         # cost more than the rest of the request hook.
         self.sweep: asyncio.TimerHandle | None = None
@@ -217,8 +219,9 @@ class ToolNames:
     def _run_deferred_check(self, flow_id: str) -> http.HTTPFlow | None:
         """Run a flow's pending check, if any; the flow, if that flagged it."""
         pending = self.deferred.pop(flow_id, None)
-        if pending is None:
-            return None
+        return None if pending is None else self._check_pending(pending)
+
+    def _check_pending(self, pending: Pending) -> http.HTTPFlow | None:
         _, flow, api, content, problem = pending
         self._check_request(flow, api, content, problem, "observe", mutable=False)
         return flow if META_KEY in flow.metadata else None
@@ -277,13 +280,14 @@ class ToolNames:
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         # Streaming is decided here, before mitmproxy starts buffering the body: a
         # streamed answer keeps streaming, and the tap reads copies of its chunks.
-        api = self._api(flow)
         response = flow.response
-        if api is None or not flow.live or not response or callable(response.stream):
+        if not flow.live or response is None or callable(response.stream):
             return
-        fmt = analysis.FORMATS[api]
-        if fmt.stream_collector and calls.is_stream(response.headers.get("content-type", "")):
-            response.stream = calls.StreamTap(fmt)
+        if not calls.is_stream(response.headers.get("content-type", "")):
+            return  # a whole body is read once the flow completes
+        api = self._api(flow)
+        if api is not None and analysis.FORMATS[api].stream_collector:
+            response.stream = calls.StreamTap(analysis.FORMATS[api])
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._complete(flow, complete=True)
@@ -294,10 +298,12 @@ class ToolNames:
 
     def _complete(self, flow: http.HTTPFlow, complete: bool) -> None:
         """The flow is done: check its response, log it once, save it if flagged."""
-        api = self._api(flow)
+        pending = self.deferred.pop(flow.id, None)
+        api = pending[2] if pending else self._api(flow)
         if api is None:
             return
-        self._run_deferred_check(flow.id)
+        if pending:
+            self._check_pending(pending)
         if flow in self.read_back:
             self.read_back.discard(flow)  # its line was logged when its request was shown
         else:
