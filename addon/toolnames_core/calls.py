@@ -42,6 +42,8 @@ def is_parallel_wrapper(call: NameRef, view: RequestView) -> bool:
 
 def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) -> list[Finding]:
     """``complete`` is False for a stream that broke off: absent calls then prove nothing."""
+    if not calls:
+        return _check_choice(calls, view, complete)  # most answers: no name sets to build
     findings = []
     offered, builtins = view.offered_names, view.offered_builtins
     for call in calls:
