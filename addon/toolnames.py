@@ -283,7 +283,7 @@ class ToolNames:
         response = flow.response
         if not flow.live or response is None or callable(response.stream):
             return
-        if not calls.is_stream(response.headers.get("content-type", "")):
+        if not calls.is_stream(mitm_flows.header(response, b"content-type")):
             return  # a whole body is read once the flow completes
         api = self._api(flow)
         if api is not None and analysis.FORMATS[api].stream_collector:

@@ -331,14 +331,62 @@ def addon_in_taddons() -> Iterator[object]:
                 root.removeHandler(handler)
 
 
+# What the openai Python SDK sends (captured from openai 3.57 against a local socket), and what
+# OpenAI answers with: header lookups walk every field, so their number shows in the hooks.
+SDK_REQUEST_HEADERS = (
+    ("Host", "api.openai.com"),
+    ("Accept-Encoding", "gzip, deflate, br, zstd"),
+    ("Connection", "keep-alive"),
+    ("authorization", "Bearer sk-bench-not-a-key"),
+    ("accept", "application/json"),
+    ("content-type", "application/json"),
+    ("user-agent", "OpenAI/Python 3.57.0"),
+    ("x-stainless-lang", "python"),
+    ("x-stainless-package-version", "3.57.0"),
+    ("x-stainless-os", "Linux"),
+    ("x-stainless-arch", "x64"),
+    ("x-stainless-runtime", "CPython"),
+    ("x-stainless-runtime-version", "3.13.0"),
+    ("x-stainless-async", "false"),
+    ("x-stainless-retry-count", "0"),
+    ("x-stainless-read-timeout", "600"),
+)
+PROVIDER_RESPONSE_HEADERS = (
+    ("date", "Sun, 29 Nov 2026 12:00:00 GMT"),
+    ("content-type", "application/json"),
+    ("connection", "keep-alive"),
+    ("access-control-expose-headers", "X-Request-ID"),
+    ("openai-organization", "org-bench"),
+    ("openai-processing-ms", "412"),
+    ("openai-version", "2020-10-01"),
+    ("x-ratelimit-limit-requests", "10000"),
+    ("x-ratelimit-limit-tokens", "30000000"),
+    ("x-ratelimit-remaining-requests", "9999"),
+    ("x-ratelimit-remaining-tokens", "29999000"),
+    ("x-ratelimit-reset-requests", "6ms"),
+    ("x-ratelimit-reset-tokens", "2ms"),
+    ("x-request-id", "req_bench"),
+    ("strict-transport-security", "max-age=31536000; includeSubDomains; preload"),
+    ("cf-cache-status", "DYNAMIC"),
+    ("x-content-type-options", "nosniff"),
+    ("server", "cloudflare"),
+    ("alt-svc", 'h3=":443"; ma=86400'),
+)
+
+
 def chat_flow(raw: bytes):
+    from mitmproxy import http
     from mitmproxy.test import tflow
     from mitmproxy.test import tutils
 
     request = tutils.treq(
-        method=b"POST", scheme=b"https", host="api.openai.com", port=443, path=CHAT_PATH.encode()
+        method=b"POST",
+        scheme=b"https",
+        host="api.openai.com",
+        port=443,
+        path=CHAT_PATH.encode(),
+        headers=http.Headers([(k.encode(), v.encode()) for k, v in SDK_REQUEST_HEADERS]),
     )
-    request.headers["content-type"] = "application/json"
     request.content = raw
     response = tutils.tresp(
         content=encode(
@@ -356,7 +404,11 @@ def chat_flow(raw: bytes):
             }
         )
     )
-    response.headers["content-type"] = "application/json"
+    content_length = response.headers["content-length"]
+    response.headers = http.Headers(
+        [(k.encode(), v.encode()) for k, v in PROVIDER_RESPONSE_HEADERS]
+    )
+    response.headers["content-length"] = content_length
     flow = tflow.tflow(req=request, live=True)
     return flow, response
 

@@ -1,6 +1,9 @@
 """The glue between flows and the core (toolnames_core/mitm_flows.py)."""
 
+import gzip
+
 import pytest
+from mitmproxy import http
 from mitmproxy.test import tflow
 
 from toolnames_core import mitm_flows
@@ -43,3 +46,40 @@ def test_hosts_remembered_are_bounded(monkeypatch):
         f.request.headers["Host"] = f"h{i}.example"
         assert mitm_flows.host(f.request) == f"h{i}.example"
     assert len(mitm_flows._hosts) <= mitm_flows._MAX_HOSTS
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [],
+        [(b"Content-Type", b"application/json")],
+        [(b"content-type", b"text/event-stream"), (b"X-Other", b"1")],
+        [(b"CONTENT-TYPE", b"a"), (b"x", b"y"), (b"content-type", b"b")],  # folded, as get folds
+        [(b"content-type", b"")],
+        [(b"content-type", "caf\u00e9".encode("latin-1"))],  # not UTF-8
+    ],
+)
+def test_header_reads_as_headers_get_does(fields):
+    f = tflow.tflow(resp=True)
+    f.response.headers = http.Headers(fields)
+    assert mitm_flows.header(f.response, b"content-type") == f.response.headers.get(
+        "content-type", ""
+    )
+
+
+@pytest.mark.parametrize("encoding", [None, "gzip", "identity", "", "br, nonsense"])
+@pytest.mark.parametrize("strict", [True, False])
+def test_content_is_what_get_content_gives(encoding, strict):
+    f = tflow.tflow()
+    f.request.content = b'{"tools": []}'
+    if encoding is not None:
+        f.request.headers["content-encoding"] = encoding
+        if encoding == "gzip":
+            f.request.raw_content = gzip.compress(b'{"tools": []}')
+    try:
+        expected = f.request.get_content(strict=strict)
+    except ValueError:
+        with pytest.raises(ValueError):
+            mitm_flows.content(f.request, strict=strict)
+    else:
+        assert mitm_flows.content(f.request, strict=strict) == expected

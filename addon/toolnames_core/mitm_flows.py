@@ -12,6 +12,28 @@ from toolnames_core.model import Finding
 META_KEY = "toolnames"
 
 
+# Header lookups below walk headers.fields (documented raw access) once, comparing lowered
+# names: Headers.get calls three Python functions per field, and a request from an SDK
+# carries some 16 fields. Four lookups a flow cost more than checking a small body's tools.
+
+
+def header(message: http.Message, name: bytes) -> str:
+    """``message.headers.get(name, "")`` for a lower-case ``name``, folded alike."""
+    size = len(name)
+    values = [v for k, v in message.headers.fields if len(k) == size and k.lower() == name]
+    if not values:
+        return ""
+    return b", ".join(values).decode("utf-8", "surrogateescape")
+
+
+def content(message: http.Message, strict: bool = False) -> bytes | None:
+    """``message.get_content(strict)``; a body without a content-encoding as it is."""
+    for key, _ in message.headers.fields:
+        if len(key) == 16 and key.lower() == b"content-encoding":
+            return message.get_content(strict=strict)
+    return message.raw_content
+
+
 def request_content(message: http.Message, max_body: int) -> tuple[bytes, str | None]:
     """The decoded body, or why it cannot be read without changing the flow."""
     if message.raw_content is None:
@@ -19,7 +41,7 @@ def request_content(message: http.Message, max_body: int) -> tuple[bytes, str | 
     if max_body and len(message.raw_content) > max_body:
         return b"", f"the body is {len(message.raw_content)} bytes, over toolnames_max_body"
     try:
-        return message.get_content(strict=True) or b"", None
+        return content(message, strict=True) or b"", None
     except ValueError as e:
         return b"", f"its content-encoding could not be decoded ({e})"
 
@@ -57,12 +79,12 @@ def response_findings(flow: http.HTTPFlow, api: str, complete: bool) -> list[Fin
         found, problem = tap.calls(), tap.problem()
         complete = complete and tap.ended
     elif response.raw_content is not None:
-        content_type = response.headers.get("content-type", "")
-        content = response.get_content(strict=False) or b""
-        found, problem = analysis.read_response_calls(api, content_type, content)
+        found, problem = analysis.read_response_calls(
+            api, header(response, b"content-type"), content(response) or b""
+        )
     else:
         return None  # streamed by someone else and not stored: nothing to read
-    request = flow.request.get_content(strict=False)
+    request = content(flow.request)
     findings = analysis.analyse_response(request, api, found, complete)
     return [*findings, problem] if problem else findings
 
