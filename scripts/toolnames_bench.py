@@ -351,6 +351,12 @@ SDK_REQUEST_HEADERS = (
     ("x-stainless-retry-count", "0"),
     ("x-stainless-read-timeout", "600"),
 )
+# The same for (b) and (c), over http.client, which sets Host and Accept-Encoding itself.
+SDK_LOAD_HEADERS = {
+    name: value
+    for name, value in SDK_REQUEST_HEADERS
+    if name.lower() not in ("host", "connection", "accept-encoding")
+}
 PROVIDER_RESPONSE_HEADERS = (
     ("date", "Sun, 29 Nov 2026 12:00:00 GMT"),
     ("content-type", "application/json"),
@@ -767,7 +773,7 @@ def bench_rps(binary: Path, workdir: Path, quick: bool, concurrency: int) -> lis
             row = RpsRow(case)
 
             def bodies(i: int, body=case.raw) -> tuple[str, bytes, dict[str, str]]:
-                return CHAT_PATH, body, {}
+                return CHAT_PATH, body, SDK_LOAD_HEADERS
 
             # Warm up every mitmdump (connections, the stand-in's first parse), then take
             # turns, the order rotating each round, so that drift and order favour no one.
@@ -841,7 +847,7 @@ def bench_stream(
     body = chat_body(10)
     body["stream"] = True
     raw = encode(body)
-    headers = {"x-standin-delay-ms": str(delay_ms)}
+    headers = {**SDK_LOAD_HEADERS, "x-standin-delay-ms": str(delay_ms)}
     standin = start_standin(workdir)
     confdir = workdir / "confdir"
     sse_script = workdir / "stream_sse.py"
