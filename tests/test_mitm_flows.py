@@ -32,11 +32,21 @@ def test_host_is_what_pretty_host_says_every_time(host_header):
     assert mitm_flows.host(f.request) == f.request.pretty_host  # remembered, still the same
 
 
-def test_host_of_an_http2_request_comes_from_its_authority():
+@pytest.mark.parametrize("version", ["HTTP/2.0", "HTTP/3"])
+@pytest.mark.parametrize(
+    "authority,host_header",
+    [("generativelanguage.googleapis.com", None), ("", "api.openai.com"), ("", None)],
+)
+def test_host_of_an_http2_or_3_request_comes_from_its_authority_first(
+    version, authority, host_header
+):
     f = tflow.tflow()
-    f.request.http_version = "HTTP/2.0"
-    f.request.authority = "generativelanguage.googleapis.com"
-    assert mitm_flows.host(f.request) == "generativelanguage.googleapis.com"
+    f.request.http_version = version
+    f.request.authority = authority
+    f.request.headers.pop("Host", None)
+    if host_header:
+        f.request.headers["Host"] = host_header
+    assert mitm_flows.host(f.request) == f.request.pretty_host
 
 
 def test_hosts_remembered_are_bounded(monkeypatch):

@@ -55,7 +55,11 @@ _MAX_HOSTS = 1024
 
 def host(request: http.Request) -> str:
     """``request.pretty_host``, remembered for each Host header."""
-    authority = request.host_header
+    # request.host_header, through the quicker lookup above.
+    if request.is_http2 or request.is_http3:
+        authority = request.authority or header(request, b"host")
+    else:
+        authority = header(request, b"host")
     if not authority:
         return request.host
     found = _hosts.get(authority)
