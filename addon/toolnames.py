@@ -41,6 +41,7 @@ from toolnames_core import mitm_flows
 from toolnames_core import mitm_report
 from toolnames_core import mitm_save
 from toolnames_core import mitm_view
+from toolnames_core.model import RequestView
 
 logger = logging.getLogger(__name__)
 
@@ -219,12 +220,17 @@ class ToolNames:
     def _run_deferred_check(self, flow_id: str) -> http.HTTPFlow | None:
         """Run a flow's pending check, if any; the flow, if that flagged it."""
         pending = self.deferred.pop(flow_id, None)
-        return None if pending is None else self._check_pending(pending)
-
-    def _check_pending(self, pending: Pending) -> http.HTTPFlow | None:
-        _, flow, api, content, problem = pending
-        self._check_request(flow, api, content, problem, "observe", mutable=False)
+        if pending is None:
+            return None
+        flow = pending[1]
+        self._check_pending(pending, remember=True)  # its response is checked later
         return flow if META_KEY in flow.metadata else None
+
+    def _check_pending(self, pending: Pending, remember: bool) -> analysis.RequestAnalysis:
+        _, flow, api, content, problem = pending
+        return self._check_request(
+            flow, api, content, problem, "observe", mutable=False, remember=remember
+        )
 
     def _sweep_deferred(self) -> None:
         """Check the requests whose answers are slow in coming, and show what was found."""
@@ -250,15 +256,18 @@ class ToolNames:
         problem: str | None,
         mode: str,
         mutable: bool,
-    ) -> None:
+        remember: bool = True,
+    ) -> analysis.RequestAnalysis:
         rule = endpoints.choose_rule(
             api, mitm_flows.host(flow.request), self.overrides, flow.request.port
         )
         if problem:
-            result = analysis.RequestAnalysis(api, rule, findings=[analysis.unreadable(problem)])
+            result = analysis.RequestAnalysis(
+                api, rule, findings=[analysis.unreadable(problem)], readable=False
+            )
         else:
             result = analysis.analyse_request(
-                content, api, rule, fix=mode == "fix" and mutable, scanned=True
+                content, api, rule, fix=mode == "fix" and mutable, scanned=True, remember=remember
             )
         action = "observed"
         if result.new_body is not None:
@@ -276,6 +285,7 @@ class ToolNames:
             if not flow.live and flow.response is None and flow.error is None:
                 # A recorded request without an answer never completes: log it now.
                 self._log(flow, comment)
+        return result
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         # Streaming is decided here, before mitmproxy starts buffering the body: a
@@ -302,19 +312,35 @@ class ToolNames:
         api = pending[2] if pending else self._api(flow)
         if api is None:
             return
+        # The response is checked against the view the request check makes now, if it waited.
+        offered: RequestView | None = None
         if pending:
-            self._check_pending(pending)
+            checked = self._check_pending(pending, remember=False)
+            offered = (checked.view or RequestView(api)) if checked.readable else None
         if flow in self.read_back:
             self.read_back.discard(flow)  # its line was logged when its request was shown
         else:
             meta = flow.metadata.get(META_KEY)
             if meta is None or annotate.well_formed(meta) and meta.get("action") != "blocked":
-                self._add_response_findings(flow, api, complete)
+                if pending is None:
+                    # Checked earlier, or skipped: read the body again, or find where the
+                    # request hook left what it read.
+                    body, problem = mitm_flows.request_content(flow.request, self.max_body)
+                    self._add_response_findings(flow, api, complete, None if problem else body)
+                else:
+                    self._add_response_findings(flow, api, complete, offered)
             self._log(flow, mitm_flows.show(flow))
         self._save(flow)
 
-    def _add_response_findings(self, flow: http.HTTPFlow, api: str, complete: bool) -> None:
-        findings = mitm_flows.response_findings(flow, api, complete)
+    def _add_response_findings(
+        self,
+        flow: http.HTTPFlow,
+        api: str,
+        complete: bool,
+        offered: bytes | RequestView | None,
+    ) -> None:
+        """``offered``: what the request offered, or its body, or None if it was not read."""
+        findings = mitm_flows.response_findings(flow, api, complete, offered)
         if not findings:
             return
         if META_KEY in flow.metadata:

@@ -149,3 +149,37 @@ LEAST_CALLS = [
 def test_the_scan_before_the_parse_knows_the_key_of_every_call(api, answer):
     calls, _ = analysis.read_response_calls(api, "application/json", json.dumps(answer).encode())
     assert [c.name for c in calls] == ["x"]
+
+
+CALL_ANSWER = json.dumps(
+    {"choices": [{"message": {"tool_calls": [{"function": {"name": "search_web"}}]}}]}
+).encode()
+
+
+@pytest.mark.parametrize("request_content", [None, b"", b'{"tools": [ broken', b"[1, 2]"])
+def test_calls_answering_a_request_that_could_not_be_read_are_not_judged(request_content):
+    # What the request offered is unknown: no call can be said to be unoffered.
+    calls, _ = analysis.read_response_calls("openai-chat", "application/json", CALL_ANSWER)
+    assert analysis.analyse_response(request_content, "openai-chat", calls, complete=True) == []
+
+
+def test_calls_answering_a_request_without_tools_are_unoffered():
+    calls, _ = analysis.read_response_calls("openai-chat", "application/json", CALL_ANSWER)
+    request = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
+    findings = analysis.analyse_response(request, "openai-chat", calls, complete=True)
+    assert [f.code for f in findings] == ["response-unknown-tool"]
+
+
+@pytest.mark.parametrize("problem", [None, "its content-encoding could not be decoded"])
+def test_a_recording_whose_request_was_not_read_has_its_answer_left_unjudged(problem):
+    report = analysis.inspect_exchange(
+        "POST",
+        "api.openai.com",
+        "/v1/chat/completions",
+        None if problem is None else b"\x1f\x8b not really gzip",
+        200,
+        "application/json",
+        CALL_ANSWER,
+        request_problem=problem,
+    )
+    assert [f.code for f in report.findings] == ["request-unreadable"]

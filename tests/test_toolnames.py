@@ -602,6 +602,65 @@ def test_a_body_over_max_body_is_left_unread_and_flagged(limit, read):
         assert f.request.raw_content == sent and f.response is None
 
 
+def call_answer(f: http.HTTPFlow, name: str) -> http.HTTPFlow:
+    call = {"type": "function", "function": {"name": name, "arguments": "{}"}}
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [call]}}]}
+    f.response = http.Response.make(200, json.dumps(body), {"content-type": "application/json"})
+    return f
+
+
+def unread_request(reason: str) -> tuple[http.HTTPFlow, bytes]:
+    """A request toolnames does not read, which offers the tool its answer calls."""
+    body = json.dumps(dict(CLEAN, messages=[{"role": "user", "content": "x" * 4000}])).encode()
+    f = chat_flow()
+    f.request.content = body
+    if reason == "streamed":
+        f.request.raw_content = None  # mitmproxy's stream_large_bodies: never held
+    elif reason == "bad encoding":
+        f.request.headers["content-encoding"] = "gzip"  # but it is not
+    return f, body
+
+
+@pytest.fixture
+def parsed(monkeypatch):
+    seen = []
+    real = json.loads
+
+    def loads(content, *args, **kwargs):
+        seen.append(content)
+        return real(content, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", loads)
+    return seen
+
+
+UNREAD = ["over max_body", "streamed", "bad encoding"]
+
+
+def assert_only_unread(f: http.HTTPFlow, body: bytes, parsed: list) -> None:
+    codes = [x["code"] for x in f.metadata["toolnames"]["findings"]]
+    assert codes == ["request-unreadable"]  # not "search_web was never offered"
+    assert body not in parsed
+
+
+@pytest.mark.parametrize("reason", UNREAD)
+def test_an_unread_requests_answer_is_not_judged_nor_its_body_read(reason, parsed):
+    with running(toolnames_max_body="1k") as (tctx, tn):
+        f, body = unread_request(reason)
+        tn.request(f)
+        tn.response(call_answer(f, "search_web"))
+    assert_only_unread(f, body, parsed)
+
+
+@pytest.mark.parametrize("reason", UNREAD)
+async def test_an_unread_requests_answer_is_not_judged_when_checked_late(reason, parsed):
+    with running(toolnames_max_body="1k") as (tctx, tn):
+        f, body = unread_request(reason)
+        tn.request(f)
+        tn.response(call_answer(f, "search_web"))
+    assert_only_unread(f, body, parsed)
+
+
 # --- saving ----------------------------------------------------------------------------------------
 
 

@@ -46,6 +46,8 @@ class RequestAnalysis:
     fix_skipped: list[dict] = field(default_factory=list)
     view: RequestView | None = None
     new_body: bytes | None = None
+    # False when the body could not be read: what it offered is unknown.
+    readable: bool = True
 
     @property
     def errors(self) -> list[Finding]:
@@ -98,7 +100,7 @@ def skip_request(content: bytes, api: str) -> bool:
     if not nothing_to_check(content):
         return False
     if len(content) >= _REMEMBER_SKIPPED:
-        _handoff.put(content, api, None)
+        _handoff.put(content, api, None, readable=True)
     return True
 
 
@@ -134,42 +136,53 @@ class _Handoff:
     MAX_BYTES = 32 * 1024 * 1024
 
     def __init__(self) -> None:
-        self.entries: OrderedDict[int, tuple[bytes, str, RequestView | None]] = OrderedDict()
+        self.entries: OrderedDict[int, tuple[bytes, str, RequestView | None, bool]] = OrderedDict()
         self.size = 0
         self.lock = threading.Lock()
 
-    def put(self, content: bytes, api: str, view: RequestView | None) -> None:
+    def put(self, content: bytes, api: str, view: RequestView | None, readable: bool) -> None:
         if len(content) > self.MAX_BYTES // 4:
             return
         with self.lock:
             old = self.entries.pop(id(content), None)
             if old is not None:
                 self.size -= len(old[0])
-            self.entries[id(content)] = (content, api, view)
+            self.entries[id(content)] = (content, api, view, readable)
             self.size += len(content)
             while len(self.entries) > self.MAX_ENTRIES or self.size > self.MAX_BYTES:
                 self.size -= len(self.entries.popitem(last=False)[1][0])
 
-    def take(self, content: bytes, api: str) -> tuple[bool, RequestView | None]:
+    def take(self, content: bytes, api: str) -> tuple[bool, RequestView | None, bool]:
+        """(found, view, readable) of what the request side read from ``content``."""
         with self.lock:
             entry = self.entries.get(id(content))
             if entry is None or entry[0] is not content or entry[1] != api:
-                return False, None
+                return False, None, False
             del self.entries[id(content)]
             self.size -= len(content)
-        return True, entry[2]
+        return True, entry[2], entry[3]
 
 
 _handoff = _Handoff()
 
 
 def analyse_request(
-    content: bytes, api: str, rule: str, *, fix: bool = False, scanned: bool = False
+    content: bytes,
+    api: str,
+    rule: str,
+    *,
+    fix: bool = False,
+    scanned: bool = False,
+    remember: bool = True,
 ) -> RequestAnalysis:
+    """``remember``: keep the view for ``analyse_response`` of the same bytes (the caller
+    that checks the response itself, with ``result.view``, says False)."""
     result = RequestAnalysis(api, rule)
     view, problem = read_request(content, api, scanned=scanned)
-    _handoff.put(content, api, view)
+    if remember:
+        _handoff.put(content, api, view, readable=problem is None)
     if problem:
+        result.readable = False
         result.findings.append(problem)
     if view is None:
         return result
@@ -237,11 +250,16 @@ def read_response_calls(api: str, content_type: str, content: bytes) -> tuple[li
 def analyse_response(
     request_content: bytes | None, api: str, calls: list, complete: bool
 ) -> list[Finding]:
-    view = None
-    if request_content:
-        found, view = _handoff.take(request_content, api)
-        if not found:
-            view = read_request(request_content, api)[0]
+    """The calls of an answer against what its request offered and forced; ``request_content``
+    None when the request body was not read (too large, streamed, undecodable)."""
+    if request_content is None:
+        return []
+    found, view, readable = _handoff.take(request_content, api)
+    if not found:
+        view, problem = read_request(request_content, api)
+        readable = problem is None
+    if not readable:
+        return []  # what the request offered is unknown: no call can be judged by it
     return calls_.check_calls(calls, view or RequestView(api), complete)
 
 
@@ -286,7 +304,8 @@ def inspect_exchange(
         and 200 <= response_status < 300
     ):
         calls, problem = read_response_calls(api, response_content_type, response_content)
-        findings += analyse_response(request_content, api, calls, complete=True)
+        request = None if request_problem else request_content
+        findings += analyse_response(request, api, calls, complete=True)
         if problem:
             findings.append(problem)
     return ExchangeReport(api, rule, findings)

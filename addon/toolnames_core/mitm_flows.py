@@ -8,6 +8,7 @@ from toolnames_core import analysis
 from toolnames_core import annotate
 from toolnames_core import calls
 from toolnames_core.model import Finding
+from toolnames_core.model import RequestView
 
 META_KEY = "toolnames"
 
@@ -70,8 +71,14 @@ def host(request: http.Request) -> str:
     return found
 
 
-def response_findings(flow: http.HTTPFlow, api: str, complete: bool) -> list[Finding] | None:
-    """Findings about the calls in a successful response; None when there was nothing to read."""
+def response_findings(
+    flow: http.HTTPFlow, api: str, complete: bool, request: bytes | RequestView | None
+) -> list[Finding] | None:
+    """Findings about the calls in a successful response; None when there was nothing to read.
+
+    ``request`` is what its request offered: the view the request check made, or the body
+    to read it from, or None when the body was left unread.
+    """
     response = flow.response
     if response is None or not 200 <= response.status_code < 300:
         return None
@@ -88,8 +95,10 @@ def response_findings(flow: http.HTTPFlow, api: str, complete: bool) -> list[Fin
         )
     else:
         return None  # streamed by someone else and not stored: nothing to read
-    request = content(flow.request)
-    findings = analysis.analyse_response(request, api, found, complete)
+    if isinstance(request, RequestView):
+        findings = calls.check_calls(found, request, complete)
+    else:
+        findings = analysis.analyse_response(request, api, found, complete)
     return [*findings, problem] if problem else findings
 
 
