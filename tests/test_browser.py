@@ -1,11 +1,13 @@
 """
-mitmweb in a real browser: the flow list tells a flagged, a fixed and a blocked flow apart, and a
-flagged flow opens in the toolnames view.
+mitmweb in a real browser: the flow list tells a flagged, a fixed and a blocked flow apart, a
+flagged flow opens in the toolnames view, and a slow live flow is marked before it completes.
 
 The test writes a flow file (a clean, a flagged, a fixed and a blocked flow), starts a real
 `mitmweb -n -r flows.mitm -s addon/toolnames.py`, and drives Debian's chromium with Playwright's
 Python package, which drives an existing browser through `executable_path`: it downloads none.
 It keeps a screenshot as artifacts/mitmweb-toolnames.png (docs/mitmweb-toolnames.png is a copy).
+A second test runs mitmweb as a reverse proxy to the stand-in provider and watches a flow whose
+answer streams slowly get its marker while the answer is still coming.
 
 Versions: the main run (mitmproxy 12) drives its own mitmweb and, when scripts/test provides one,
 mitmproxy 11's mitmweb too. mitmproxy 11 has no toolnames view, so there the test checks the flow
@@ -14,6 +16,7 @@ Playwright (requirements/test-mitmproxy11.txt): this module is skipped in that r
 main run has already driven mitmweb 11.
 """
 
+import http.client as http_client
 import json
 import os
 import secrets
@@ -184,14 +187,13 @@ class Mitmweb:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
 
-def start_mitmweb(binary: Path, flow_file: Path, tmp_path: Path) -> Mitmweb:
+def start_mitmweb(binary: Path, tmp_path: Path, *how: str) -> Mitmweb:
+    """mitmweb with the addon; ``how``: what it serves (a flow file read, a proxy mode)."""
     port = free_port()
     token = secrets.token_hex(8)
     command = [
         str(binary),
-        "-n",
-        "-r",
-        str(flow_file),
+        *how,
         "-s",
         str(REPO_ROOT / "addon" / "toolnames.py"),
         "--web-host",
@@ -249,13 +251,17 @@ def stop(web: Mitmweb) -> None:
 
 
 @pytest.fixture(params=mitmweb_binaries(), ids=lambda b: f"mitmproxy-{mitmproxy_version(b)}")
-def mitmweb(request, flow_file: Path, tmp_path: Path) -> Iterator[Mitmweb]:
-    binary: Path = request.param
-    if not binary.exists():
+def mitmweb_binary(request) -> Path:
+    if not request.param.exists():
         missing_infrastructure(
-            f"mitmweb not found at {binary}; run scripts/test to set up the venvs"
+            f"mitmweb not found at {request.param}; run scripts/test to set up the venvs"
         )
-    web = start_mitmweb(binary, flow_file, tmp_path)
+    return request.param
+
+
+@pytest.fixture
+def mitmweb(mitmweb_binary: Path, flow_file: Path, tmp_path: Path) -> Iterator[Mitmweb]:
+    web = start_mitmweb(mitmweb_binary, tmp_path, "-n", "-r", str(flow_file))
     try:
         yield web
     finally:
@@ -330,6 +336,60 @@ def test_mitmweb_shows_markers_comments_and_the_toolnames_view(mitmweb, page):
         "Findings: 1 error, 1 warning (recorded by toolnames for this flow)"
     )
     _screenshot(page, "mitmweb-toolnames.png")
+
+
+def test_a_flow_whose_answer_is_slow_shows_its_marker_while_the_answer_streams(
+    mitmweb_binary, page, tmp_path
+):
+    # Observe mode checks a request when its flow completes, or a second after it went
+    # out: mitmweb must show that second check without waiting for the end of the flow.
+    from standin_provider import StandinProvider
+
+    with StandinProvider() as provider:
+        proxy_port = free_port()
+        web = start_mitmweb(
+            mitmweb_binary,
+            tmp_path,
+            "--mode",
+            f"reverse:{provider.url}",
+            "--listen-host",
+            "127.0.0.1",
+            "--listen-port",
+            str(proxy_port),
+        )
+        try:
+            page.goto(web.url)
+            body = {
+                "model": "gpt-4.1",
+                "stream": True,
+                "messages": [{"role": "user", "content": "Weather in Paris?"}],
+                # Accepted by OpenAI, flagged by toolnames as a warning: the stream goes on.
+                "tools": [tool("get_weather"), tool("get_weather")],
+            }
+            conn = http_client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
+            # Five events, 1.5 s apart: the whole answer takes 6 s.
+            conn.request(
+                "POST",
+                "/v1/chat/completions",
+                json.dumps(body),
+                {"content-type": "application/json", "x-standin-delay-ms": "1500"},
+            )
+            response = conn.getresponse()
+            first_event = response.readline()
+            assert first_event.startswith(b"data: ")
+            row = page.locator("table tbody tr:has(td.col-path)")
+            sync_api.expect(row.locator(".marker")).to_have_text(
+                marker_of("flagged"), timeout=4_000
+            )
+            sync_api.expect(row.locator("td.col-comment")).to_contain_text(
+                "toolnames warning: name-duplicate"
+            )
+            rest = response.read()  # the stream was still going when the marker came
+            assert rest.rstrip().endswith(b"data: [DONE]")
+            conn.close()
+        finally:
+            stop(web)
+    assert "Traceback" not in web.log_text()
 
 
 def _arrange_layout(page) -> None:
