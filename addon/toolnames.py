@@ -312,9 +312,9 @@ class ToolNames:
         api = pending[2] if pending else self._api(flow)
         if api is None:
             return
-        # The response is checked against the view the request check makes now, if it waited.
-        offered: RequestView | None = None
+        offered: bytes | RequestView | None = None
         if pending:
+            # The response is checked against the view this check makes.
             checked = self._check_pending(pending, remember=False)
             offered = (checked.view or RequestView(api)) if checked.readable else None
         if flow in self.read_back:
@@ -322,13 +322,12 @@ class ToolNames:
         else:
             meta = flow.metadata.get(META_KEY)
             if meta is None or annotate.well_formed(meta) and meta.get("action") != "blocked":
-                if pending is None:
-                    # Checked earlier, or skipped: read the body again, or find where the
-                    # request hook left what it read.
+                if not pending:
+                    # Checked earlier or skipped: the body, for the response side to find
+                    # what the request side read from it, or to read it again.
                     body, problem = mitm_flows.request_content(flow.request, self.max_body)
-                    self._add_response_findings(flow, api, complete, None if problem else body)
-                else:
-                    self._add_response_findings(flow, api, complete, offered)
+                    offered = None if problem else body
+                self._add_response_findings(flow, api, complete, offered)
             self._log(flow, mitm_flows.show(flow))
         self._save(flow)
 
