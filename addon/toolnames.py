@@ -175,6 +175,10 @@ class ToolNames:
         if self.sweep is not None:
             self.sweep.cancel()
             self.sweep = None
+        # Unloaded (mitmproxy reloads a script when it changes) with requests in flight:
+        # check them now, or their findings are lost.
+        for flow_id in list(self.deferred):
+            self._run_deferred_check(flow_id)
         self._close_writer()
 
     def _close_writer(self) -> None:

@@ -283,6 +283,15 @@ async def test_slow_requests_are_checked_in_the_order_they_came_by_one_timer(mon
     assert tn.sweep is None  # done() leaves no timer behind
 
 
+async def test_requests_in_flight_are_checked_when_the_addon_is_unloaded():
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        tn.done()  # what mitmproxy calls when it reloads the script, or stops
+        assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
+        assert tn.deferred == {}
+
+
 async def test_a_flow_that_fails_is_checked_when_its_error_comes(caplog):
     with running() as (tctx, tn):
         f = chat_flow(MASTRA)
