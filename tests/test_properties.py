@@ -563,6 +563,14 @@ def make_flow(path: str, body: bytes) -> http.HTTPFlow:
     return tflow.tflow(req=request, live=True)
 
 
+def drawn_exchange(api: str, data) -> tuple[http.HTTPFlow, bytes]:
+    """A live flow to one of ``api``'s paths with a drawn request body, and a drawn answer."""
+    if api not in PATHS:
+        pytest.skip(f"no request path reaches {api}: add one to CANDIDATE_PATHS")
+    body, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
+    return make_flow(data.draw(st.sampled_from(PATHS[api])), body), response
+
+
 def send(tn, flow, mode) -> None:
     """The request hook, as mitmproxy calls it; a block is answered at once."""
     sent = flow.request.raw_content
@@ -608,12 +616,9 @@ def answer(tn, flow, data, response, content_type, status, broken, mode) -> None
 def test_no_hook_raises_and_observe_mode_forwards_every_byte_unchanged(
     addon, api, data, content_type, status, mode, broken
 ):
-    if api not in PATHS:
-        pytest.skip(f"no request path reaches {api}: add one to CANDIDATE_PATHS")
-    body, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
     tctx, tn = addon
     tctx.configure(tn, toolnames_mode=mode)
-    flow = make_flow(data.draw(st.sampled_from(PATHS[api])), body)
+    flow, response = drawn_exchange(api, data)
     send(tn, flow, mode)
     if flow.response is None:
         answer(tn, flow, data, response, content_type, status, broken, mode)
@@ -633,11 +638,8 @@ def test_observe_mode_in_a_running_loop_never_raises_nor_keeps_a_flow(
 ):
     # Inside mitmproxy's loop an observed request is checked when its flow completes, or by
     # the timer first (``slow``); either way nothing of the flow is left behind.
-    if api not in PATHS:
-        pytest.skip(f"no request path reaches {api}: add one to CANDIDATE_PATHS")
-    body, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
     tctx, tn = addon_in_observe_mode
-    flow = make_flow(data.draw(st.sampled_from(PATHS[api])), body)
+    flow, response = drawn_exchange(api, data)
 
     async def in_the_loop():
         with mock.patch.object(toolnames, "DEFER_SECONDS", 0 if slow else 3600):
