@@ -29,6 +29,15 @@ class SseFramer:
         """The ``data`` of each event completed by ``chunk``."""
         if self.broken:
             return
+        if not self.buffer and b"\r" not in chunk:
+            # The usual chunk: whole lines ending in LF, nothing left from the last one.
+            *lines, rest = chunk.split(b"\n")
+            for line in lines:
+                yield from self._line(line)
+            self.buffer += rest
+            self.scanned = len(rest)
+            self._limit()
+            return
         self.buffer += chunk
         pos = 0
         for m in _LINE_END.finditer(self.buffer, self.scanned):
@@ -39,6 +48,9 @@ class SseFramer:
             pos = m.end()
         del self.buffer[:pos]
         self.scanned = max(0, len(self.buffer) - 1)
+        self._limit()
+
+    def _limit(self) -> None:
         if len(self.buffer) > MAX_EVENT_BYTES or sum(map(len, self.data)) > MAX_EVENT_BYTES:
             self.broken = True
             self.buffer, self.data = bytearray(), []
