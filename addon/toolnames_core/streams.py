@@ -33,7 +33,8 @@ class SseFramer:
             # The usual chunk: whole lines ending in LF, nothing left from the last one.
             *lines, rest = chunk.split(b"\n")
             for line in lines:
-                yield from self._line(line)
+                if (event := self._line(line)) is not None:
+                    yield event
             self.buffer += rest
             self.scanned = len(rest)
             self._limit()
@@ -44,7 +45,8 @@ class SseFramer:
             # A CR at the very end may be the first half of a CRLF: wait for the next byte.
             if m.group() == b"\r" and m.end() == len(self.buffer):
                 break
-            yield from self._line(bytes(self.buffer[pos : m.start()]))
+            if (event := self._line(bytes(self.buffer[pos : m.start()]))) is not None:
+                yield event
             pos = m.end()
         del self.buffer[:pos]
         self.scanned = max(0, len(self.buffer) - 1)
@@ -61,20 +63,25 @@ class SseFramer:
         if self.broken:
             return
         if self.buffer:
-            yield from self._line(bytes(self.buffer).rstrip(b"\r"))
+            if (event := self._line(bytes(self.buffer).rstrip(b"\r"))) is not None:
+                yield event
             self.buffer = bytearray()
         self.scanned = 0
-        yield from self._line(b"")
+        if (event := self._line(b"")) is not None:
+            yield event
 
-    def _line(self, line: bytes) -> Iterator[bytes]:
+    def _line(self, line: bytes) -> bytes | None:
+        """The data of the event this line completes, if it does."""
         if not line:
             if self.data:
-                yield b"\n".join(self.data)
+                event = b"\n".join(self.data)
                 self.data = []
+                return event
         elif line.startswith(b"data"):
             field, _, value = line.partition(b":")
             if field == b"data":
                 self.data.append(value[1:] if value.startswith(b" ") else value)
+        return None
 
 
 _PRELUDE = struct.Struct(">III")
