@@ -36,8 +36,9 @@ def unwrap_parallel(call: NameRef, arguments: object) -> list[NameRef]:
     return inner
 
 
-def is_parallel_wrapper(call: NameRef, view: RequestView) -> bool:
-    return call.name in PARALLEL_WRAPPERS and call.name not in view.offered_names
+def is_parallel_wrapper(name: str, offered_names: set[str]) -> bool:
+    """OpenAI's wrapper, unless a tool of that name was offered (then it is that tool)."""
+    return name in PARALLEL_WRAPPERS and name not in offered_names
 
 
 def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) -> list[Finding]:
@@ -58,7 +59,7 @@ def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) 
             known = builtins if call.kind == "builtin" else offered
             if call.name in known:
                 continue
-            if call.name in PARALLEL_WRAPPERS and call.name not in offered:
+            if is_parallel_wrapper(call.name, offered):
                 what = f"{called}, which is OpenAI's internal parallel-call wrapper, not an offered tool; "
             else:
                 what = f"{called}, which was never offered; "
@@ -71,7 +72,7 @@ def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) 
                 "Kept in the history, this name can make every later request fail",
             )
         )
-    real = [c for c in calls if c.name not in PARALLEL_WRAPPERS or c.name in offered]
+    real = [c for c in calls if not is_parallel_wrapper(c.name, offered)]
     findings += _check_choice(real, view, complete)
     return findings
 

@@ -144,7 +144,7 @@ def _history_section(view: RequestView, rule: NameRule) -> list[str]:
 
 
 def _call_verdict(call: NameRef, view: RequestView) -> str:
-    if calls_.is_parallel_wrapper(call, view):
+    if calls_.is_parallel_wrapper(call.name, view.offered_names):
         return f"{ERROR} OpenAI's parallel wrapper, not a tool"
     known = view.offered_builtins if call.kind == "builtin" else view.offered_names
     return "offered" if call.name in known else f"{ERROR} never offered"
