@@ -28,10 +28,9 @@ def header(message: http.Message, name: bytes) -> str:
 
 
 def content(message: http.Message, strict: bool = False) -> bytes | None:
-    """``message.get_content(strict)``; a body without a content-encoding as it is."""
-    for key, _ in message.headers.fields:
-        if len(key) == 16 and key.lower() == b"content-encoding":
-            return message.get_content(strict=strict)
+    """``message.get_content(strict)``, which reads no further without a content-encoding."""
+    if header(message, b"content-encoding"):
+        return message.get_content(strict=strict)
     return message.raw_content
 
 
