@@ -194,6 +194,11 @@ class ToolNames:
             return None
         return api
 
+    def _rule(self, flow: http.HTTPFlow, api: str) -> str:
+        return endpoints.choose_rule(
+            api, mitm_flows.host(flow.request), self.overrides, flow.request.port
+        )
+
     def request(self, flow: http.HTTPFlow) -> None:
         api = self._api(flow)
         if api is None:
@@ -262,9 +267,7 @@ class ToolNames:
         mutable: bool,
         remember: bool = True,
     ) -> analysis.RequestAnalysis:
-        rule = endpoints.choose_rule(
-            api, mitm_flows.host(flow.request), self.overrides, flow.request.port
-        )
+        rule = self._rule(flow, api)
         if problem:
             result = analysis.RequestAnalysis(
                 api, rule, findings=[analysis.unreadable(problem)], readable=False
@@ -351,10 +354,9 @@ class ToolNames:
                 [f.to_dict() for f in findings]
             )
         else:
-            rule = endpoints.choose_rule(
-                api, mitm_flows.host(flow.request), self.overrides, flow.request.port
+            flow.metadata[META_KEY] = annotate.metadata(
+                api, self._rule(flow, api), self.mode, "observed", findings
             )
-            flow.metadata[META_KEY] = annotate.metadata(api, rule, self.mode, "observed", findings)
 
     def _log(self, flow: http.HTTPFlow, comment: str | None) -> None:
         if comment:
