@@ -1,5 +1,6 @@
 """
-Shared fixtures for the end-to-end tests: the stand-in provider and real mitmdump processes.
+Shared fixtures for the end-to-end tests: the stand-in provider and real mitmdump processes;
+and ``counted``, which records what the core parses and scans.
 
     def test_passthrough(mitmdump, mitmdump_binary):
         proxy = mitmdump(binary=mitmdump_binary)  # reverse proxy to a fresh stand-in provider
@@ -36,6 +37,29 @@ STARTUP_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
 # Fixtures that start real processes; tests using them get the e2e marker automatically.
 E2E_FIXTURES = {"standin", "mitmdump", "start_mitmdump", "mastra_project"}
+
+
+@pytest.fixture
+def counted(monkeypatch) -> dict[str, list[bytes]]:
+    """Every body json.loads parses ("loads") and every tool-key scan starts on ("scans")."""
+    from toolnames_core import analysis
+
+    seen: dict[str, list[bytes]] = {"loads": [], "scans": []}
+    real_loads, real_scan = analysis.json.loads, analysis._TOOL_KEY_START
+
+    class CountingPattern:
+        def search(self, content, pos=0):
+            if pos == 0:  # a scan starts; later calls go on from a false start
+                seen["scans"].append(content)
+            return real_scan.search(content, pos)
+
+    def loads(content, *args, **kwargs):
+        seen["loads"].append(content)
+        return real_loads(content, *args, **kwargs)
+
+    monkeypatch.setattr(analysis.json, "loads", loads)
+    monkeypatch.setattr(analysis, "_TOOL_KEY_START", CountingPattern())
+    return seen
 
 
 def in_ci() -> bool:

@@ -25,26 +25,6 @@ def fresh(body: bytes) -> bytes:
     return bytes(bytearray(body))
 
 
-@pytest.fixture
-def counted(monkeypatch):
-    seen = {"loads": [], "scans": []}
-    real_loads, real_scan = analysis.json.loads, analysis._TOOL_KEY_START
-
-    class CountingPattern:
-        def search(self, content, pos=0):
-            if pos == 0:  # a scan starts; later calls go on from a false start
-                seen["scans"].append(content)
-            return real_scan.search(content, pos)
-
-    def loads(content, *args, **kwargs):
-        seen["loads"].append(content)
-        return real_loads(content, *args, **kwargs)
-
-    monkeypatch.setattr(analysis.json, "loads", loads)
-    monkeypatch.setattr(analysis, "_TOOL_KEY_START", CountingPattern())
-    return seen
-
-
 def test_a_body_with_tools_is_parsed_once_for_its_request_and_its_response(counted):
     body = fresh(TOOLS_BODY)
     assert not analysis.skip_request(body, "openai-chat")

@@ -630,44 +630,32 @@ def unread_request(reason: str) -> tuple[http.HTTPFlow, bytes]:
     return f, body
 
 
-@pytest.fixture
-def parsed(monkeypatch):
-    seen = []
-    real = json.loads
-
-    def loads(content, *args, **kwargs):
-        seen.append(content)
-        return real(content, *args, **kwargs)
-
-    monkeypatch.setattr(json, "loads", loads)
-    return seen
-
-
 UNREAD = ["over max_body", "streamed", "bad encoding"]
 
 
-def assert_only_unread(f: http.HTTPFlow, body: bytes, parsed: list) -> None:
+def answered_unread_request(reason: str) -> tuple[http.HTTPFlow, bytes]:
+    with running(toolnames_max_body="1k") as (tctx, tn):
+        f, body = unread_request(reason)
+        tn.request(f)
+        tn.response(call_answer(f, "search_web"))
+    return f, body
+
+
+def assert_only_unread(f: http.HTTPFlow, body: bytes, parsed: list[bytes]) -> None:
     codes = [x["code"] for x in f.metadata["toolnames"]["findings"]]
     assert codes == ["request-unreadable"]  # not "search_web was never offered"
     assert body not in parsed
 
 
 @pytest.mark.parametrize("reason", UNREAD)
-def test_an_unread_requests_answer_is_not_judged_nor_its_body_read(reason, parsed):
-    with running(toolnames_max_body="1k") as (tctx, tn):
-        f, body = unread_request(reason)
-        tn.request(f)
-        tn.response(call_answer(f, "search_web"))
-    assert_only_unread(f, body, parsed)
+def test_an_unread_requests_answer_is_not_judged_nor_its_body_read(reason, counted):
+    assert_only_unread(*answered_unread_request(reason), counted["loads"])
 
 
 @pytest.mark.parametrize("reason", UNREAD)
-async def test_an_unread_requests_answer_is_not_judged_when_checked_late(reason, parsed):
-    with running(toolnames_max_body="1k") as (tctx, tn):
-        f, body = unread_request(reason)
-        tn.request(f)
-        tn.response(call_answer(f, "search_web"))
-    assert_only_unread(f, body, parsed)
+async def test_an_unread_requests_answer_is_not_judged_when_checked_late(reason, counted):
+    # Inside an event loop the request check waits for the flow to complete.
+    assert_only_unread(*answered_unread_request(reason), counted["loads"])
 
 
 # --- saving ----------------------------------------------------------------------------------------
