@@ -380,6 +380,10 @@ PROVIDER_RESPONSE_HEADERS = (
 )
 
 
+def _fields(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode(), value.encode()) for name, value in headers]
+
+
 def chat_flow(raw: bytes):
     from mitmproxy import http
     from mitmproxy.test import tflow
@@ -391,7 +395,7 @@ def chat_flow(raw: bytes):
         host="api.openai.com",
         port=443,
         path=CHAT_PATH.encode(),
-        headers=http.Headers([(k.encode(), v.encode()) for k, v in SDK_REQUEST_HEADERS]),
+        headers=http.Headers(_fields(SDK_REQUEST_HEADERS)),
     )
     request.content = raw
     response = tutils.tresp(
@@ -411,9 +415,7 @@ def chat_flow(raw: bytes):
         )
     )
     content_length = response.headers["content-length"]
-    response.headers = http.Headers(
-        [(k.encode(), v.encode()) for k, v in PROVIDER_RESPONSE_HEADERS]
-    )
+    response.headers = http.Headers(_fields(PROVIDER_RESPONSE_HEADERS))
     response.headers["content-length"] = content_length
     flow = tflow.tflow(req=request, live=True)
     return flow, response
