@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import copy
 import json
-import logging
 import os
 import struct
 import zlib
@@ -29,16 +28,15 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
-from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy.flow import Error
-from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 import standin_formats
 import toolnames
 from streamkit import aws_event
+from tn_testkit import running
 from toolnames_core import analysis
 from toolnames_core import calls
 from toolnames_core import endpoints
@@ -522,35 +520,17 @@ def test_an_empty_chunk_mid_stream_is_not_the_end_of_it():
 # --- the addon, through mitmproxy's test helpers -------------------------------------------------------
 
 
-@contextlib.contextmanager
-def addon_in_a_test_master(**options):
-    root = logging.getLogger()
-    handlers = list(root.handlers)
-    tn = toolnames.ToolNames()
-    try:
-        with taddons.context(tn) as tctx:
-            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
-            if options:
-                tctx.configure(tn, **options)
-            yield tctx, tn
-            tn.done()
-    finally:
-        for handler in root.handlers[:]:
-            if handler not in handlers:
-                root.removeHandler(handler)
-
-
 @pytest.fixture(scope="module")
 def addon(tmp_path_factory):
     """One addon in one test master for all examples (a master per example is slow)."""
     save = tmp_path_factory.mktemp("save") / "flagged.mitm"
-    with addon_in_a_test_master(toolnames_save=str(save)) as (tctx, tn):
+    with running(toolnames_save=str(save)) as (tctx, tn):
         yield tctx, tn
 
 
 @pytest.fixture(scope="module")
 def addon_in_observe_mode():
-    with addon_in_a_test_master() as (tctx, tn):
+    with running() as (tctx, tn):
         yield tctx, tn
 
 
