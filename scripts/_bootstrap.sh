@@ -164,6 +164,7 @@ tn_setup_venv() {
     fi
 
     pyver="$("$venv/bin/python" -c 'import platform; print(platform.python_version())')" || return 1
+    tn_link_project "$venv" || return 1
     want="$(tn_sha256 "$req") python-$pyver"
     have="$(cat "$stamp" 2>/dev/null || true)"
     mitm="$(tn_pinned_version "$req" mitmproxy)"
@@ -182,6 +183,17 @@ tn_setup_venv() {
         return 1
     fi
     printf '%s\n' "$want" >"$stamp"
+}
+
+# The one way the project's code is found: a .pth file in the venv's site-packages names
+# addon/ (toolnames.py, toolnames_core, toolnames_mitm) and scripts/ (scanner, standin,
+# harness, ...), as an editable install would. Every process run with the venv's Python
+# (pytest, the stand-in, mitmdump, scan, bench, soak, demo) imports them with no sys.path
+# or PYTHONPATH of its own. Rewritten on every run, so a moved clone stays right.
+tn_link_project() {
+    local venv="$1" site
+    site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" || return 1
+    printf '%s\n%s\n' "$TOOLNAMES_ROOT/addon" "$TOOLNAMES_ROOT/scripts" >"$site/toolnames-project.pth"
 }
 
 tn_setup_venv_main() {

@@ -18,8 +18,8 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from tn_testkit import running
-from tn_testkit import toolnames
+from tests.testkit import running
+from tests.testkit import toolnames
 
 ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addon" / "toolnames.py"
 

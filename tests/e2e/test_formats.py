@@ -17,12 +17,12 @@ import json
 
 import pytest
 
-from tn_testkit import annotations
-from tn_testkit import mitmdump_read
-from tn_testkit import post
-from tn_testkit import recording_client
-from tn_testkit import toolnames_lines
-from tn_testkit import wait_for_flows
+from tests.testkit import annotations
+from tests.testkit import mitmdump_read
+from tests.testkit import post
+from tests.testkit import recording_client
+from tests.testkit import toolnames_lines
+from tests.testkit import wait_for_flows
 
 REDACTED = "REDACTED-by-toolnames"
 

@@ -1,13 +1,13 @@
 """The Chat Completions adapter's request side (formats/openai_chat.py): every shape it reads."""
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests.testkit import SDK_DIR
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats.openai_chat import block_response
 from toolnames_core.formats.openai_chat import read_request
@@ -15,7 +15,7 @@ from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 
-SDK_FIXTURES = Path(__file__).parent / "fixtures" / "sdk"
+SDK_FIXTURES = SDK_DIR
 
 
 def fn(name: str) -> dict:

@@ -20,12 +20,12 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 import toolnames
-from tn_testkit import RESPONSES_DIR
-from tn_testkit import keyed_bodies
-from tn_testkit import replace_once
-from tn_testkit import response_fixture
-from tn_testkit import sdk_fixture
-from tn_testkit import stream_calls
+from tests.testkit import RESPONSES_DIR
+from tests.testkit import keyed_bodies
+from tests.testkit import replace_once
+from tests.testkit import response_fixture
+from tests.testkit import sdk_fixture
+from tests.testkit import stream_calls
 from toolnames_core import analysis
 from toolnames_core import calls
 from toolnames_core import checks

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tn_testkit import wait_for_flows
+from tests.testkit import wait_for_flows
 
-BASELINE_SCRIPT = Path(__file__).parent / "e2e" / "stream_everything.py"
+BASELINE_SCRIPT = Path(__file__).parent / "stream_everything.py"
 CLIENT_TIMEOUT = 20  # only a failure guard: a buffered stream would leave the client waiting
 
 TOOLS_CHAT = [

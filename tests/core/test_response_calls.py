@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from streamkit import every_split
-from streamkit import sse
+from tests.testkit import every_split
+from tests.testkit import sse
 from toolnames_core import analysis
 from toolnames_core.calls import StreamTap
 from toolnames_core.formats import FORMATS

@@ -24,7 +24,7 @@ import pytest
 
 from standin_provider import StandinProvider
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "standin_provider.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "standin_provider.py"
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 EMPTY = {"type": "object", "properties": {}}

@@ -17,14 +17,14 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-import streamkit
 import toolnames
-from tn_testkit import RESPONSES_DIR
-from tn_testkit import keyed_bodies
-from tn_testkit import replace_once
-from tn_testkit import response_fixture
-from tn_testkit import sdk_fixture
-from tn_testkit import stream_calls
+from tests import testkit
+from tests.testkit import RESPONSES_DIR
+from tests.testkit import keyed_bodies
+from tests.testkit import replace_once
+from tests.testkit import response_fixture
+from tests.testkit import sdk_fixture
+from tests.testkit import stream_calls
 from toolnames_core import analysis
 from toolnames_core import calls
 from toolnames_core import checks
@@ -421,7 +421,7 @@ def test_stream_collector_reads_the_name_from_content_block_start():
 @pytest.mark.parametrize("chunk_size", [1, 13, 1 << 20])
 def test_event_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     # On the wire the event type is the :event-type header and the payload the inner object.
-    raw = streamkit.aws_stream([next(iter(e.items())) for e in stream_events()])
+    raw = testkit.aws_stream([next(iter(e.items())) for e in stream_events()])
     tap = calls.StreamTap(bedrock_converse.FORMAT)
     for i in range(0, len(raw), chunk_size):
         assert tap(raw[i : i + chunk_size]) == raw[i : i + chunk_size]

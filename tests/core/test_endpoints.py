@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons
 
 import toolnames
+from tests.testkit import SDK_DIR
 from toolnames_core import analysis
 from toolnames_core import endpoints
 from toolnames_core.endpoints import RuleOverride
@@ -74,7 +74,7 @@ def test_detect_api_knows_every_path_form(path, api):
     assert detect_api("POST", path) == api
 
 
-SDK_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "sdk").glob("*.json"))
+SDK_FIXTURES = sorted(SDK_DIR.glob("*.json"))
 
 
 @pytest.mark.parametrize("fixture", SDK_FIXTURES, ids=[f.stem for f in SDK_FIXTURES])

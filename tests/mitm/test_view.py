@@ -21,10 +21,11 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from conftest import ADDON_SCRIPT
-from streamkit import aws_event
-from streamkit import sse
-from tn_testkit import running
+from tests.conftest import ADDON_SCRIPT
+from tests.testkit import SDK_DIR
+from tests.testkit import aws_event
+from tests.testkit import running
+from tests.testkit import sse
 from toolnames_core import analysis
 from toolnames_core import annotate
 from toolnames_core import mitm_view
@@ -34,7 +35,7 @@ from toolnames_core.formats import FORMATS
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
 
-SDK = Path(__file__).parent / "fixtures" / "sdk"
+SDK = SDK_DIR
 MITMPROXY_12 = int(version.VERSION.split(".")[0]) >= 12
 needs_mitmproxy12 = pytest.mark.skipif(
     not MITMPROXY_12, reason="the toolnames content view uses mitmproxy 12's content view API"

@@ -20,7 +20,6 @@ import json
 import os
 import struct
 import zlib
-from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -35,8 +34,9 @@ from mitmproxy.test import tutils
 
 import standin_formats
 import toolnames
-from streamkit import aws_event
-from tn_testkit import running
+from tests.testkit import SDK_DIR
+from tests.testkit import aws_event
+from tests.testkit import running
 from toolnames_core import analysis
 from toolnames_core import calls
 from toolnames_core import endpoints
@@ -274,7 +274,7 @@ def _aws_encodable(value: object) -> bool:
 # fixtures) and real stream events (the stand-in provider's, for the same requests), with a few
 # subtrees replaced by arbitrary values, reach every branch with a wrong type at every depth.
 
-SDK_FIXTURES = Path(__file__).parent / "fixtures" / "sdk"
+SDK_FIXTURES = SDK_DIR
 
 
 def _seeds() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, list[bytes]]]:

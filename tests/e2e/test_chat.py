@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tn_testkit import annotations
-from tn_testkit import mitmdump_read
-from tn_testkit import post
-from tn_testkit import read_flows
-from tn_testkit import recording_client
-from tn_testkit import toolnames_lines
+from tests.testkit import annotations
+from tests.testkit import mitmdump_read
+from tests.testkit import post
+from tests.testkit import read_flows
+from tests.testkit import recording_client
+from tests.testkit import toolnames_lines
 
 API_KEY = "sk-test-not-a-key"
 # A Gemini-style credential in the query string (?key=), which saving must redact too.

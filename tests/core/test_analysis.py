@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tn_testkit import RESPONSES_DIR
+from tests.testkit import RESPONSES_DIR
 from toolnames_core import analysis
 from toolnames_core.formats import FORMATS
 

@@ -2,8 +2,8 @@
 clients answered by a mock transport, hypothesis strategies for whatever JSON, and readers of
 mitmdump's log and saved flows for the end-to-end tests.
 
-Named tn_testkit, not helpers, so that it cannot collide with another module of that name on
-the pythonpath.
+Also builds raw streamed bodies (SSE and AWS event streams), independently of the code that
+reads them.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import json
 import logging
 import os
 import re
+import struct
 import subprocess
 import time
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Iterable
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +31,7 @@ from mitmproxy import io as mitmproxy_io
 from mitmproxy.test import taddons
 
 import toolnames
-from conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT
 from toolnames_core import analysis
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
@@ -266,3 +268,49 @@ def mitmdump_read(binary: Path, confdir: Path, path: Path, *args: str) -> str:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout + result.stderr
+
+
+# -- raw streamed bodies ----------------------------------------------------------------------
+
+
+def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
+    out = b""
+    for event in events:
+        data = event if isinstance(event, bytes) else json.dumps(event).encode()
+        out += b"data: " + data + newline + newline
+    if done:
+        out += b"data: [DONE]" + newline + newline
+    return out
+
+
+def _header(name: str, value: str) -> bytes:
+    # surrogatepass: property tests draw event types that hold lone surrogates.
+    raw_name, raw_value = name.encode(), value.encode("utf-8", "surrogatepass")
+    return (
+        bytes([len(raw_name)]) + raw_name + b"\x07" + struct.pack(">H", len(raw_value)) + raw_value
+    )
+
+
+def aws_event(event_type: str, payload: dict, message_type: str = "event") -> bytes:
+    headers = (
+        _header(":event-type", event_type)
+        + _header(":content-type", "application/json")
+        + _header(":message-type", message_type)
+    )
+    body = json.dumps(payload).encode()
+    total = 12 + len(headers) + len(body) + 4
+    prelude = struct.pack(">II", total, len(headers))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def aws_stream(events: list[tuple[str, dict]]) -> bytes:
+    return b"".join(aws_event(kind, payload) for kind, payload in events)
+
+
+def every_split(raw: bytes):
+    """Two-chunk splits at every byte offset, then the whole body byte by byte."""
+    for k in range(len(raw) + 1):
+        yield [raw[:k], raw[k:]]
+    yield [raw[i : i + 1] for i in range(len(raw))]

@@ -39,11 +39,11 @@ from mitmproxy.test import tutils
 from mitmproxy.utils import emoji
 
 import toolnames
-from conftest import REPO_ROOT
-from conftest import free_port
-from conftest import missing_infrastructure
-from conftest import mitmdump_binaries
-from conftest import mitmproxy_version
+from tests.conftest import REPO_ROOT
+from tests.conftest import free_port
+from tests.conftest import missing_infrastructure
+from tests.conftest import mitmdump_binaries
+from tests.conftest import mitmproxy_version
 from toolnames_core import annotate
 
 sync_api = pytest.importorskip(

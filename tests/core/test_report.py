@@ -11,7 +11,7 @@ from mitmproxy.log import ALERT
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-import tn_testkit
+from tests import testkit
 from toolnames_core import annotate
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
@@ -150,7 +150,7 @@ MASTRA = {
 def running():
     """The addon and mitmproxy's flow view (which resolves @all), configured as at startup."""
     v = view.View()
-    with tn_testkit.running(v) as (tctx, tn):
+    with testkit.running(v) as (tctx, tn):
         yield tctx, tn, v
 
 

@@ -25,8 +25,8 @@ from mitmproxy.test import tflow
 
 import make_sample_flows as samples
 import toolnames_scan
-from conftest import REPO_ROOT
-from tn_testkit import running
+from tests.conftest import REPO_ROOT
+from tests.testkit import running
 from toolnames_core import analysis
 
 SCAN = REPO_ROOT / "scripts" / "scan"

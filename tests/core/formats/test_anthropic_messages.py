@@ -15,13 +15,13 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from tn_testkit import answering_http_client
-from tn_testkit import found
-from tn_testkit import refs
-from tn_testkit import response_fixture
-from tn_testkit import sdk_fixture
-from tn_testkit import stream_calls
-from tn_testkit import vocabulary_bodies
+from tests.testkit import answering_http_client
+from tests.testkit import found
+from tests.testkit import refs
+from tests.testkit import response_fixture
+from tests.testkit import sdk_fixture
+from tests.testkit import stream_calls
+from tests.testkit import vocabulary_bodies
 from toolnames_core import analysis
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats.anthropic_messages import read_calls

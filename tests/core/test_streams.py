@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from streamkit import aws_event
-from streamkit import aws_stream
-from streamkit import every_split
-from streamkit import sse
+from tests.testkit import aws_event
+from tests.testkit import aws_stream
+from tests.testkit import every_split
+from tests.testkit import sse
 from toolnames_core.streams import MAX_EVENT_BYTES
 from toolnames_core.streams import AwsEventStreamFramer
 from toolnames_core.streams import EventDecoder
