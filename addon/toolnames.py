@@ -33,47 +33,50 @@ from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy.utils import human
 
-from toolnames_core import analysis
-from toolnames_core import annotate
-from toolnames_core import calls
-from toolnames_core import endpoints
-from toolnames_core import mitm_flows
-from toolnames_core import mitm_report
-from toolnames_core import mitm_save
-from toolnames_core import mitm_view
-from toolnames_core.model import RequestView
+from toolnames_core import FORMATS
+from toolnames_core import RULES
+from toolnames_core import Exchange
+from toolnames_core import FlowRecord
+from toolnames_core import RuleOverride
+from toolnames_core import StreamTap
+from toolnames_core import choose_rule
+from toolnames_core import detect_api
+from toolnames_core import is_stream
+from toolnames_core import nothing_to_check
+from toolnames_core import parse_rule_override
+from toolnames_mitm import flows
+from toolnames_mitm import report
+from toolnames_mitm import save
+from toolnames_mitm import view
+from toolnames_mitm.deferral import Deferral
+from toolnames_mitm.deferral import Pending
 
 logger = logging.getLogger(__name__)
 
-META_KEY = mitm_flows.META_KEY
 MODES = ("observe", "fix", "block")
-# At the latest this long after an observed request is forwarded, it is checked, so that
-# a flow whose answer is slow in coming is marked while the user waits for it.
-DEFER_SECONDS = 1.0
 # toolnames.report without a path only logs.
 NO_PATH = mitmproxy.types.Path("")
-# An observed request whose check waits: (due, flow, api, body, why the body is unread).
-Pending = tuple[float, http.HTTPFlow, str, bytes, Optional[str]]
 
 
 class ToolNames:
     def __init__(self) -> None:
-        self.overrides: tuple[endpoints.RuleOverride, ...] = ()
+        self.overrides: tuple[RuleOverride, ...] = ()
         self.filter: flowfilter.TFilter | None = None
         self.max_body: int = 0
         self.mode: str = "observe"
-        self.writer: mitm_save.FlaggedFlowWriter | None = None
-        # Flows read back from a file whose toolnames metadata was shown as recorded.
-        self.read_back: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
-        # Observe mode: flow id -> its pending check, in the order the requests came, so
-        # the earliest due is always first.
-        self.deferred: dict[str, Pending] = {}
-        # One timer for all deferred checks, armed while any is pending: a timer per flow
-        # cost more than the rest of the request hook.
-        self.sweep: asyncio.TimerHandle | None = None
+        self.writer: save.FlaggedFlowWriter | None = None
+        # Each LLM API flow's exchange, for as long as the flow lives.
+        self.exchanges: weakref.WeakKeyDictionary[http.HTTPFlow, Exchange] = (
+            weakref.WeakKeyDictionary()
+        )
+        # Flows read back from a file with a toolnames record: shown as recorded, not checked.
+        self.read_back: weakref.WeakKeyDictionary[http.HTTPFlow, FlowRecord | None] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.deferral = Deferral(self._check_pending, self._redraw)
 
     def load(self, loader):
-        mitm_view.register()
+        view.register()
         loader.add_option(
             "toolnames_mode",
             str,
@@ -105,7 +108,7 @@ class ToolNames:
             "Check names of requests to some hosts against another provider's rule, as HOST_PATTERN=RULE "
             "(a shell-style host pattern), e.g. openrouter.ai=anthropic for a gateway that forwards to "
             "Anthropic, or *=portable for the strictest rule every provider accepts. The first match wins. "
-            "Rules: " + ", ".join(endpoints.RULES) + ".",
+            "Rules: " + ", ".join(RULES) + ".",
         )
         loader.add_option(
             "toolnames_filter",
@@ -133,9 +136,7 @@ class ToolNames:
             self.mode = ctx.options.toolnames_mode
         if "toolnames_rule" in updated:
             try:
-                self.overrides = tuple(
-                    endpoints.parse_rule_override(s) for s in ctx.options.toolnames_rule
-                )
+                self.overrides = tuple(parse_rule_override(s) for s in ctx.options.toolnames_rule)
             except ValueError as e:
                 raise exceptions.OptionsError(f"Cannot parse toolnames_rule: {e}") from e
         if "toolnames_filter" in updated:
@@ -157,7 +158,7 @@ class ToolNames:
             self._close_writer()
             if ctx.options.toolnames_save:
                 try:
-                    self.writer = mitm_save.FlaggedFlowWriter(ctx.options.toolnames_save)
+                    self.writer = save.FlaggedFlowWriter(ctx.options.toolnames_save)
                 except OSError as e:
                     raise exceptions.OptionsError(f"Cannot open toolnames_save file: {e}") from e
 
@@ -168,17 +169,13 @@ class ToolNames:
         logged as an alert. With a path, also write the summary there as JSON.
         """
         for f in flows:
-            self._run_deferred_check(f.id)  # flows still in flight count as checked
-        mitm_report.run(flows, path)
+            self.deferral.run_now(f.id)  # flows still in flight count as checked
+        report.run(flows, path)
 
     def done(self):
-        if self.sweep is not None:
-            self.sweep.cancel()
-            self.sweep = None
         # Unloaded (mitmproxy reloads a script when it changes) with requests in flight:
         # check them now, or their findings are lost.
-        for flow_id in list(self.deferred):
-            self._run_deferred_check(flow_id)
+        self.deferral.run_all()
         self._close_writer()
 
     def _close_writer(self) -> None:
@@ -187,112 +184,83 @@ class ToolNames:
             self.writer = None
 
     def _api(self, flow: http.HTTPFlow) -> str | None:
-        api = endpoints.detect_api(flow.request.method, flow.request.path)
-        if api is None or api not in analysis.FORMATS:
-            return None
-        if self.filter and not self.filter(flow):
+        api = detect_api(flow.request.method, flow.request.path)
+        if api is None or (self.filter and not self.filter(flow)):
             return None
         return api
 
-    def _rule(self, flow: http.HTTPFlow, api: str) -> str:
-        return endpoints.choose_rule(
-            api, mitm_flows.host(flow.request), self.overrides, flow.request.port
-        )
+    # -- the request -------------------------------------------------------------------
 
     def request(self, flow: http.HTTPFlow) -> None:
         api = self._api(flow)
         if api is None:
             return
-        if not flow.live and META_KEY in flow.metadata:
+        if not flow.live and flows.META_KEY in flow.metadata:
             # A saved flow read back: show what the live run decided, fixes and blocks included.
-            self.read_back.add(flow)
-            self._log(flow, mitm_flows.show(flow))
+            recorded = self.read_back[flow] = flows.record(flow)
+            if recorded is not None:
+                self._log(flow, flows.show(flow, recorded))
             return
-        content, problem = mitm_flows.request_content(flow.request, self.max_body)
-        if not problem and analysis.skip_request(content, api):
-            return  # most requests carry no tools: decide that before any other work
-        mode = self.mode
+        self._start(flow, api)
+
+    def _start(self, flow: http.HTTPFlow, api: str) -> Exchange:
+        """The flow's exchange, its request checked now or, in observe mode, deferred."""
+        exchange = self.exchanges[flow] = Exchange(
+            api, choose_rule(api, flows.host(flow.request), self.overrides, flow.request.port)
+        )
+        content, problem = flows.request_content(flow.request, self.max_body)
+        if not problem and nothing_to_check(content):
+            exchange.request_without_tools()  # most requests: settled by a scan, never parsed
+            return exchange
         # Only traffic that is still on its way can be changed.
         mutable = flow.live and flow.response is None and flow.error is None
-        loop = asyncio._get_running_loop()  # None outside mitmproxy (scripts, tests)
-        if mode == "observe" and mutable and loop is not None:
-            # Observe mode holds nothing back: the check runs when the flow completes, or
-            # DEFER_SECONDS after the request, whichever comes first. Run any sooner, it
-            # would compete with the provider's first token for the CPU (scripts/bench (c)).
-            due = loop.time() + DEFER_SECONDS
-            self.deferred[flow.id] = (due, flow, api, content, problem)
-            if self.sweep is None:
-                self.sweep = loop.call_at(due, self._sweep_deferred)
-            return
-        self._check_request(flow, api, content, problem, mode, mutable)
+        if self.mode == "observe" and mutable:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None  # outside mitmproxy (scripts, tests): check it now
+            if loop is not None:
+                # Observe mode holds nothing back: see toolnames_mitm/deferral.py.
+                self.deferral.add(loop, flow, exchange, content, problem)
+                return exchange
+        self._check_request(flow, exchange, content, problem, self.mode, mutable)
+        return exchange
 
-    def _run_deferred_check(self, flow_id: str) -> http.HTTPFlow | None:
-        """Run a flow's pending check, if any; the flow, if that flagged it."""
-        pending = self.deferred.pop(flow_id, None)
-        if pending is None:
-            return None
-        flow = pending[1]
-        self._check_pending(pending, remember=True)  # its response is checked later
-        return flow if META_KEY in flow.metadata else None
-
-    def _check_pending(self, pending: Pending, remember: bool) -> analysis.RequestAnalysis:
-        _, flow, api, content, problem = pending
-        return self._check_request(
-            flow, api, content, problem, "observe", mutable=False, remember=remember
+    def _check_pending(self, pending: Pending) -> None:
+        self._check_request(
+            pending.flow, pending.exchange, pending.content, pending.problem, "observe", False
         )
 
-    def _sweep_deferred(self) -> None:
-        """Check the requests whose answers are slow in coming, and show what was found."""
-        self.sweep = None
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        due_ids = []
-        for flow_id, (due, *_) in self.deferred.items():
-            if due > now:
-                self.sweep = loop.call_at(due, self._sweep_deferred)
-                break
-            due_ids.append(flow_id)
-        flagged = [f for f in map(self._run_deferred_check, due_ids) if f is not None]
+    def _redraw(self, swept: list[http.HTTPFlow]) -> None:
+        flagged = [f for f in swept if flows.META_KEY in f.metadata]
         if flagged:
-            # The flow changed outside its own hooks: tell mitmweb and the console to redraw it.
+            # The flows changed outside their own hooks: tell mitmweb and the console.
             ctx.master.addons.trigger(hooks.UpdateHook(flagged))
 
     def _check_request(
         self,
         flow: http.HTTPFlow,
-        api: str,
+        exchange: Exchange,
         content: bytes,
         problem: str | None,
         mode: str,
         mutable: bool,
-        remember: bool = True,
-    ) -> analysis.RequestAnalysis:
-        rule = self._rule(flow, api)
-        if problem:
-            result = analysis.RequestAnalysis(
-                api, rule, findings=[analysis.unreadable(problem)], readable=False
-            )
-        else:
-            result = analysis.analyse_request(
-                content, api, rule, fix=mode == "fix" and mutable, scanned=True, remember=remember
-            )
-        action = "observed"
-        if result.new_body is not None:
-            flow.request.content = result.new_body
-            action = "fixed"
-        elif mode == "block" and mutable and result.errors:
-            status, headers, body = analysis.block_response(result)
+    ) -> None:
+        exchange.check_request(
+            content, problem=problem, fix=mode == "fix" and mutable, scanned=True
+        )
+        if exchange.new_body is not None:
+            flow.request.content = exchange.new_body
+        elif mode == "block" and mutable and exchange.errors:
+            status, headers, body = exchange.block_response()
             flow.response = http.Response.make(status, body, headers)
-            action = "blocked"
-        if result.findings or result.fixes:
-            flow.metadata[META_KEY] = annotate.metadata(
-                api, rule, mode, action, result.findings, result.fixes, result.fix_skipped
-            )
-            comment = mitm_flows.show(flow)
+        if exchange.request_findings or exchange.fixes:
+            comment = flows.mark(flow, FlowRecord.of(exchange, mode))
             if not flow.live and flow.response is None and flow.error is None:
                 # A recorded request without an answer never completes: log it now.
                 self._log(flow, comment)
-        return result
+
+    # -- the answer --------------------------------------------------------------------
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         # Streaming is decided here, before mitmproxy starts buffering the body: a
@@ -300,11 +268,13 @@ class ToolNames:
         response = flow.response
         if not flow.live or response is None or callable(response.stream):
             return
-        if not calls.is_stream(mitm_flows.header(response, b"content-type")):
+        if not is_stream(flows.header(response, b"content-type")):
             return  # a whole body is read once the flow completes
-        api = self._api(flow)
-        if api is not None and analysis.FORMATS[api].stream_collector:
-            response.stream = calls.StreamTap(analysis.FORMATS[api])
+        exchange = self.exchanges.get(flow)
+        if exchange is not None:
+            fmt = FORMATS[exchange.api]
+            if fmt.stream_collector:
+                response.stream = StreamTap(fmt)
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._complete(flow, complete=True)
@@ -314,64 +284,51 @@ class ToolNames:
         self._complete(flow, complete=False)
 
     def _complete(self, flow: http.HTTPFlow, complete: bool) -> None:
-        """The flow is done: check its response, log it once, save it if flagged."""
-        pending = self.deferred.pop(flow.id, None)
-        api = pending[2] if pending else self._api(flow)
-        if api is None:
-            return
-        offered: bytes | RequestView | None = None
-        if pending:
-            # The response is checked against the view this check makes.
-            checked = self._check_pending(pending, remember=False)
-            offered = (checked.view or RequestView(api)) if checked.readable else None
+        """The flow is done: check its answer, log it once, save it if flagged."""
+        self.deferral.run_now(flow.id)
         if flow in self.read_back:
-            self.read_back.discard(flow)  # its line was logged when its request was shown
-        else:
-            meta = flow.metadata.get(META_KEY)
-            if meta is None or annotate.well_formed(meta) and meta.get("action") != "blocked":
-                if not pending:
-                    # Checked earlier or skipped: the body, for the response side to find
-                    # what the request side read from it, or to read it again.
-                    body, problem = mitm_flows.request_content(flow.request, self.max_body)
-                    offered = None if problem else body
-                self._add_response_findings(flow, api, complete, offered)
-            self._log(flow, mitm_flows.show(flow))
-        self._save(flow)
-
-    def _add_response_findings(
-        self,
-        flow: http.HTTPFlow,
-        api: str,
-        complete: bool,
-        offered: bytes | RequestView | None,
-    ) -> None:
-        """``offered``: what the request offered, or its body, or None if it was not read."""
-        findings = mitm_flows.response_findings(flow, api, complete, offered)
-        if not findings:
+            # Its line was logged when its request was shown.
+            self._save(flow, self.read_back.pop(flow))
             return
-        if META_KEY in flow.metadata:
-            flow.metadata[META_KEY]["findings"] += annotate.storable(
-                [f.to_dict() for f in findings]
-            )
+        exchange = self.exchanges.get(flow)
+        if exchange is None:
+            api = self._api(flow)
+            if api is None:
+                return
+            # Its request went by before this addon was loaded: read it now.
+            exchange = self._start(flow, api)
+            self.deferral.run_now(flow.id)
+        if exchange.response_checked:
+            return  # both hooks ran: the answer was judged by the first
+        response = flow.response
+        status = response.status_code if response is not None else None
+        if response is not None and isinstance(response.stream, StreamTap):
+            exchange.check_stream(status, response.stream, complete)
+        elif response is not None and response.raw_content is not None:
+            content_type = flows.header(response, b"content-type")
+            exchange.check_response(status, content_type, flows.content(response) or b"", complete)
         else:
-            flow.metadata[META_KEY] = annotate.metadata(
-                api, self._rule(flow, api), self.mode, "observed", findings
-            )
+            exchange.response_unread()
+        recorded = None
+        if exchange.findings or exchange.fixes:
+            recorded = FlowRecord.of(exchange, self.mode)
+            self._log(flow, flows.mark(flow, recorded))
+        self._save(flow, recorded)
 
     def _log(self, flow: http.HTTPFlow, comment: str | None) -> None:
         if comment:
             request = flow.request
             # The path without secrets: Gemini's API key travels in the query string.
-            path = mitm_save.redacted_path(request.path)
-            logger.warning("%s %s%s: %s", request.method, mitm_flows.host(request), path, comment)
+            path = save.redacted_path(request.path)
+            logger.warning("%s %s%s: %s", request.method, flows.host(request), path, comment)
 
-    def _save(self, flow: http.HTTPFlow) -> None:
-        meta = flow.metadata.get(META_KEY)
-        if self.writer is None or not annotate.is_flagged(meta) or meta.get("saved"):
+    def _save(self, flow: http.HTTPFlow, recorded: FlowRecord | None) -> None:
+        if self.writer is None or recorded is None or not recorded.flagged or recorded.saved:
             return
-        saved = mitm_save.redacted_copy(flow) if ctx.options.toolnames_redact else flow
+        saved = save.redacted_copy(flow) if ctx.options.toolnames_redact else flow
         self.writer.add(saved)
-        meta["saved"] = True
+        recorded.saved = True
+        flow.metadata[flows.META_KEY] = recorded.to_metadata()
 
 
 addons = [ToolNames()]

@@ -1,6 +1,6 @@
 """How much the toolnames addon costs, measured three ways in one run (run it as scripts/bench).
 
-(a) CPU per request, in process: analysis.analyse_request, the addon's request hook (through
+(a) CPU per request, in process: Exchange.check_request, the addon's request hook (through
     mitmproxy's taddons) and a whole flow's hooks (request, then response), against json.loads
     of the same body. Bodies with 1 to 1,000 tools, a ~2 MB conversation with tools, and bodies
     without tools (small and ~2 MB). Targets: at most 1.5x json.loads; a body without tools
@@ -423,7 +423,7 @@ def chat_flow(raw: bytes):
 
 def bench_cpu(quick: bool) -> list[CpuRow]:
     sys.path.insert(0, str(ADDON_DIR))
-    from toolnames_core import analysis
+    from toolnames_core import Exchange
 
     min_time, repeats = (0.01, 3) if quick else (0.04, 7)
     rows = []
@@ -444,8 +444,8 @@ def bench_cpu(quick: bool) -> list[CpuRow]:
 
             fns = {
                 "json.loads": lambda raw=raw: json.loads(raw),
-                "analyse_request": lambda raw=raw: analysis.analyse_request(
-                    raw, "openai-chat", "openai"
+                "check_request": lambda raw=raw: Exchange("openai-chat", "openai").check_request(
+                    raw
                 ),
                 "request hook": lambda flow=flow: tn.request(flow),
                 "flow hooks": whole_flow,
@@ -928,7 +928,7 @@ def report_cpu(rows: list[CpuRow]) -> tuple[str, list[list[str]]]:
                 row.case.label,
                 row.case.size,
                 _us(row.best("json.loads")),
-                f"{_us(row.best('analyse_request'))} ({row.ratio('analyse_request'):.2f}x)",
+                f"{_us(row.best('check_request'))} ({row.ratio('check_request'):.2f}x)",
                 f"{_us(row.best('request hook'))} ({row.ratio('request hook'):.2f}x)",
                 f"{_us(row.best('flow hooks'))} ({row.ratio('flow hooks'):.2f}x)",
             ]
@@ -947,7 +947,7 @@ def report_cpu(rows: list[CpuRow]) -> tuple[str, list[list[str]]]:
             "body",
             "size",
             "json.loads",
-            "analyse_request",
+            "check_request",
             "request hook",
             "request + response hooks",
         ],

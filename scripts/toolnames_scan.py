@@ -5,7 +5,7 @@ Run toolnames' checks over recorded traffic: mitmproxy flow files, HAR files and
     scripts/scan --json recordings/ a.har     # one JSON object per finding per line
     scripts/scan --rule 'openrouter.ai=anthropic' tests/cassettes/
 
-Every exchange goes through `toolnames_core.analysis.inspect_exchange`, the code the live
+Every exchange goes through `toolnames_core.inspect_exchange`, the code the live
 addon runs: this module only reads recordings and prints what that function finds. A flow
 the addon fixed in flight is the exception: its body is the rewritten one, so its findings
 come from the record the addon made of the body as sent.
@@ -30,7 +30,6 @@ _ADDON_DIR = str(Path(__file__).resolve().parent.parent / "addon")
 if _ADDON_DIR not in sys.path:
     sys.path.insert(0, _ADDON_DIR)
 
-from toolnames_core import analysis  # noqa: E402
 from toolnames_core import endpoints  # noqa: E402
 from toolnames_core.model import Finding  # noqa: E402
 from toolnames_scan_common import PROG  # noqa: E402
@@ -50,7 +49,7 @@ from toolnames_scan_run import Input  # noqa: E402
 from toolnames_scan_run import Scanner  # noqa: E402
 
 # The reading, checking and printing moved to toolnames_scan_*.py; tests/test_scan.py reaches
-# these through this module (and patches analysis.inspect_exchange through it).
+# these through this module .
 __all__ = [
     "Exchange",
     "Finding",
@@ -59,7 +58,6 @@ __all__ = [
     "ReadFailure",
     "Row",
     "TableOutput",
-    "analysis",
     "fit",
     "main",
     "text_width",

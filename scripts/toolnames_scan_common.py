@@ -7,6 +7,8 @@ from urllib.parse import urlsplit
 
 from mitmproxy.net import encoding as mitm_encoding
 
+from toolnames_core import FlowRecord
+
 PROG = "scan"
 SNIFF_BYTES = 64 * 1024
 
@@ -35,7 +37,7 @@ class Exchange:
     response_content: bytes | None = None
     flow_id: str | None = None
     # The toolnames metadata of a flow saved in fix mode, whose request body is the fixed one.
-    recorded: dict | None = None
+    recorded: FlowRecord | None = None  # the live addon's record of a flow it fixed
 
     @property
     def endpoint(self) -> str:

@@ -8,7 +8,7 @@ from typing import BinaryIO
 from mitmproxy import http
 from mitmproxy import io as mitm_io
 
-from toolnames_core import annotate
+from toolnames_core import FlowRecord
 from toolnames_scan_common import Exchange
 from toolnames_scan_common import ReadFailure
 from toolnames_scan_common import RecordProblem
@@ -99,9 +99,9 @@ def flow_exchange(flow: http.HTTPFlow, index: int) -> Exchange:
             ex.request_content = request.get_content(strict=True) or b""
         except ValueError as e:
             ex.request_problem = f"its content-encoding could not be decoded ({e})"
-    meta = flow.metadata.get("toolnames")
-    if annotate.fixed_in_flight(meta):
-        ex.recorded = meta
+    recorded = FlowRecord.from_metadata(flow.metadata.get("toolnames"))
+    if recorded is not None and recorded.action == "fixed":
+        ex.recorded = recorded
     response = flow.response
     if response is not None:
         ex.status = response.status_code

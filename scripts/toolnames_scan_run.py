@@ -13,8 +13,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from toolnames_core import analysis
-from toolnames_core import annotate
+from toolnames_core import Exchange as CoreExchange
+from toolnames_core import FlowRecord
+from toolnames_core import inspect_exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_scan_cassettes import CassetteReader
 from toolnames_scan_common import PROG
@@ -259,13 +260,10 @@ class Scanner:
         if ex.recorded is not None:
             # Fixed in flight: the body was rewritten, so what the app sent is only in the
             # record the live addon made of it (response findings included).
-            report = analysis.ExchangeReport(
-                ex.recorded["api"], ex.recorded["rule"], annotate.recorded_findings(ex.recorded)
-            )
-            self._report(label, fmt, ex, report)
+            self._report(label, fmt, ex, ex.recorded)
             return
         try:
-            report = analysis.inspect_exchange(
+            report = inspect_exchange(
                 ex.method,
                 ex.host,
                 ex.path,
@@ -285,7 +283,9 @@ class Scanner:
         if report is not None:
             self._report(label, fmt, ex, report)
 
-    def _report(self, label: str, fmt: str, ex: Exchange, report: analysis.ExchangeReport) -> None:
+    def _report(
+        self, label: str, fmt: str, ex: Exchange, report: CoreExchange | FlowRecord
+    ) -> None:
         self.checked += 1
         for finding in report.findings:
             self.severities[finding.severity] += 1

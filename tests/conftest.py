@@ -29,6 +29,8 @@ from typing import NoReturn
 
 import pytest
 
+from toolnames_core import bodies
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ADDON_SCRIPT = REPO_ROOT / "addon" / "toolnames.py"
 MASTRA_DIR = REPO_ROOT / "tests" / "e2e" / "mastra"
@@ -42,10 +44,9 @@ E2E_FIXTURES = {"standin", "mitmdump", "start_mitmdump", "mastra_project"}
 @pytest.fixture
 def counted(monkeypatch) -> dict[str, list[bytes]]:
     """Every body json.loads parses ("loads") and every tool-key scan starts on ("scans")."""
-    from toolnames_core import analysis
 
     seen: dict[str, list[bytes]] = {"loads": [], "scans": []}
-    real_loads, real_scan = analysis.json.loads, analysis._TOOL_KEY_START
+    real_loads, real_scan = bodies.json.loads, bodies.TOOL_KEY_START
 
     class CountingPattern:
         def search(self, content, pos=0):
@@ -57,8 +58,8 @@ def counted(monkeypatch) -> dict[str, list[bytes]]:
         seen["loads"].append(content)
         return real_loads(content, *args, **kwargs)
 
-    monkeypatch.setattr(analysis.json, "loads", loads)
-    monkeypatch.setattr(analysis, "_TOOL_KEY_START", CountingPattern())
+    monkeypatch.setattr(bodies.json, "loads", loads)
+    monkeypatch.setattr(bodies, "TOOL_KEY_START", CountingPattern())
     return seen
 
 

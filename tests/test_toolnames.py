@@ -5,10 +5,12 @@ import gzip
 import json
 import logging
 import os
+import re
 import stat
 from pathlib import Path
 
 import pytest
+from mitmproxy import contentviews
 from mitmproxy import exceptions
 from mitmproxy import flow
 from mitmproxy import hooks
@@ -18,8 +20,16 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
+import toolnames
+from tests.testkit import RESPONSES_DIR
+from tests.testkit import response_api
+from tests.testkit import response_body
 from tests.testkit import running
-from tests.testkit import toolnames
+from toolnames_core import FlowRecord
+from toolnames_core import inspect_exchange
+from toolnames_core import is_stream
+from toolnames_mitm import deferral
+from toolnames_mitm.view import ToolnamesView
 
 ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addon" / "toolnames.py"
 
@@ -231,7 +241,7 @@ async def test_observe_mode_checks_a_live_request_when_its_flow_completes(caplog
         tn.response(provider_error(f))
         assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
         assert f.marked == ":warning:"
-        assert tn.deferred == {}
+        assert tn.deferral.pending == {}
     assert len(warnings_logged(caplog)) == 1
     assert_nothing_went_wrong(caplog)
 
@@ -247,7 +257,7 @@ class UpdateRecorder:
 
 
 async def test_observe_mode_checks_a_request_whose_answer_is_slow_after_a_while(monkeypatch):
-    monkeypatch.setattr(toolnames, "DEFER_SECONDS", 0.001)
+    monkeypatch.setattr(deferral, "DEFER_SECONDS", 0.001)
     recorder = UpdateRecorder()
     with running(recorder) as (tctx, tn):
         f = chat_flow(MASTRA)
@@ -261,26 +271,28 @@ async def test_observe_mode_checks_a_request_whose_answer_is_slow_after_a_while(
 
 
 async def test_slow_requests_are_checked_in_the_order_they_came_by_one_timer(monkeypatch):
-    monkeypatch.setattr(toolnames, "DEFER_SECONDS", 0)
+    monkeypatch.setattr(deferral, "DEFER_SECONDS", 0)
     recorder = UpdateRecorder()
     with running(recorder) as (tctx, tn):
         first, clean, completed, later = (chat_flow(b) for b in (MASTRA, CLEAN, MASTRA, MASTRA))
         tn.request(first)
-        sweep = tn.sweep
+        timer = tn.deferral.timer
         for f in (clean, completed):
             tn.request(f)
-        monkeypatch.setattr(toolnames, "DEFER_SECONDS", 3600)
+        monkeypatch.setattr(deferral, "DEFER_SECONDS", 3600)
         tn.request(later)
-        assert tn.sweep is sweep  # one timer, however many requests wait
+        assert tn.deferral.timer is timer  # one timer, however many requests wait
         tn.response(provider_error(completed))
         for _ in range(3):
             await asyncio.sleep(0)
-        assert list(tn.deferred) == [later.id]
+        assert list(tn.deferral.pending) == [later.id]
         assert recorder.updated == [first]  # the clean flow was checked, and nothing changed
         assert "toolnames" not in clean.metadata
-        assert tn.sweep is not sweep
-        assert tn.sweep.when() == tn.deferred[later.id][0]  # armed again for the next due
-    assert tn.sweep is None  # done() leaves no timer behind
+        assert tn.deferral.timer is not timer
+        assert (
+            tn.deferral.timer.when() == tn.deferral.pending[later.id].due
+        )  # armed again for the next due
+    assert tn.deferral.timer is None  # done() leaves no timer behind
 
 
 async def test_requests_in_flight_are_checked_when_the_addon_is_unloaded():
@@ -289,7 +301,7 @@ async def test_requests_in_flight_are_checked_when_the_addon_is_unloaded():
         tn.request(f)
         tn.done()  # what mitmproxy calls when it reloads the script, or stops
         assert f.metadata["toolnames"]["findings"][0]["code"] == "choice-not-in-tools"
-        assert tn.deferred == {}
+        assert tn.deferral.pending == {}
 
 
 async def test_a_flow_that_fails_is_checked_when_its_error_comes(caplog):
@@ -309,7 +321,7 @@ async def test_fix_and_block_decide_before_the_request_is_forwarded(mode):
         f = chat_flow(MASTRA)
         tn.request(f)
         assert f.metadata["toolnames"]["action"] == {"fix": "fixed", "block": "blocked"}[mode]
-        assert tn.deferred == {}
+        assert tn.deferral.pending == {}
 
 
 def test_the_addon_script_loads_configures_and_blocks():
@@ -1031,3 +1043,82 @@ def test_a_rule_override_with_a_port_matches_that_port_only():
             flows[port] = f
     assert flows[4000].metadata["toolnames"]["rule"] == "portable"
     assert "toolnames" not in flows[4001].metadata
+
+
+# --- one answer: the live addon, the scanner and the content view agree ----------------------
+
+PATHS = {
+    "openai-chat": ("/v1/chat/completions", "/v1/chat/completions"),
+    "openai-responses": ("/v1/responses", "/v1/responses"),
+    "anthropic-messages": ("/v1/messages", "/v1/messages"),
+    "gemini": (
+        "/v1beta/models/g:generateContent",
+        "/v1beta/models/g:streamGenerateContent?alt=sse",
+    ),
+    "bedrock-converse": ("/model/m/converse", "/model/m/converse-stream"),
+}
+OFFERING_OTHER_TOOL = {
+    "openai-chat": {"tools": [{"type": "function", "function": {"name": "other_tool"}}]},
+    "openai-responses": {"tools": [{"type": "function", "name": "other_tool"}]},
+    "anthropic-messages": {"tools": [{"name": "other_tool", "input_schema": {"type": "object"}}]},
+    "gemini": {"tools": [{"functionDeclarations": [{"name": "other_tool"}]}]},
+    "bedrock-converse": {"toolConfig": {"tools": [{"toolSpec": {"name": "other_tool"}}]}},
+}
+REQUESTS = {
+    "offers another tool": lambda api: json.dumps(OFFERING_OTHER_TOOL[api]).encode(),
+    "offers no tools": lambda api: b'{"messages": []}',
+    "is not JSON": lambda api: b"not json",
+    "is an array": lambda api: b"[1, 2]",
+}
+FINDING_LINE = re.compile(r"^  \S? (?:error|warning|info)\s+(\S+)(?:\s+at (\S+))?$", re.M)
+
+
+def live_findings(api: str, path: str, request: bytes, content_type: str, answer: bytes):
+    """What the addon records for a live flow, its streamed answer read chunk by chunk."""
+    tn = toolnames.ToolNames()
+    with taddons.context(tn):
+        f = tflow.tflow(req=tutils.treq(method=b"POST", path=path.encode(), content=request))
+        f.live = True
+        tn.request(f)
+        f.response = http.Response.make(200, answer, {"content-type": content_type})
+        tn.responseheaders(f)
+        if callable(f.response.stream):
+            for i in range(0, len(answer), 97):
+                f.response.stream(answer[i : i + 97])
+            f.response.stream(b"")
+        tn.response(f)
+    recorded = FlowRecord.from_metadata(f.metadata.get("toolnames"))
+    return sorted((x.code, x.path) for x in recorded.findings) if recorded else []
+
+
+def view_findings(api: str, path: str, request: bytes, content_type: str, answer: bytes):
+    """What the content view shows for the same flow, read from its text."""
+    f = tflow.tflow(req=tutils.treq(method=b"POST", path=path.encode(), content=request))
+    f.response = http.Response.make(200, answer, {"content-type": content_type})
+    text = ""
+    for message in (f.request, f.response):
+        meta = contentviews.Metadata(flow=f, http_message=message, content_type=content_type)
+        text += ToolnamesView().prettify(message.content, meta)
+    return sorted((code, where or "") for code, where in FINDING_LINE.findall(text))
+
+
+@pytest.mark.parametrize("request_kind", sorted(REQUESTS))
+@pytest.mark.parametrize(
+    "fixture",
+    sorted(p.name for p in RESPONSES_DIR.iterdir() if p.suffix in (".json", ".sse", ".jsonl")),
+)
+def test_the_addon_the_scanner_and_the_view_give_one_answer(fixture, request_kind):
+    api = response_api(fixture)
+    content_type, answer = response_body(RESPONSES_DIR / fixture)
+    path = PATHS[api][is_stream(content_type)]
+    request = REQUESTS[request_kind](api)
+
+    live = live_findings(api, path, request, content_type, answer)
+    scanned = inspect_exchange("POST", "api.example.com", path, request, 200, content_type, answer)
+    assert live == sorted((x.code, x.path) for x in scanned.findings)
+    if request_kind in ("is not JSON", "is an array"):
+        assert [code for code, _ in live] == ["request-unreadable"]  # the answer is not judged
+    else:
+        assert "response-unknown-tool" in [code for code, _ in live]
+    if hasattr(contentviews, "Contentview"):  # the view needs mitmproxy 12
+        assert view_findings(api, path, request, content_type, answer) == live

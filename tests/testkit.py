@@ -32,10 +32,14 @@ from mitmproxy.test import taddons
 
 import toolnames
 from tests.conftest import REPO_ROOT
-from toolnames_core import analysis
+from toolnames_core import Exchange
+from toolnames_core import FlowRecord
+from toolnames_core import render_request
+from toolnames_core import render_response
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
 from toolnames_core.model import NameRef
+from toolnames_core.record import RecordedFix
 
 SDK_DIR = Path(__file__).parent / "fixtures" / "sdk"
 RESPONSES_DIR = Path(__file__).parent / "fixtures" / "responses"
@@ -51,6 +55,25 @@ def sdk_fixture(name: str) -> dict:
         f"missing SDK fixture {path} (tests/fixtures/capture_sdk_bodies.py writes it)"
     )
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def response_api(name: str) -> str:
+    # Response fixtures are named after their format: gemini-vertex-... is gemini.
+    return next(api for api in sorted(FORMATS, key=len, reverse=True) if name.startswith(api))
+
+
+def response_body(path: Path) -> tuple[str, bytes]:
+    """(content type, wire bytes) of a response fixture; jsonl files are framed as on the wire."""
+    raw = path.read_bytes()
+    if path.suffix == ".json":
+        return "application/json", raw
+    if path.suffix == ".sse" or raw.startswith((b"data:", b"event:")):
+        return "text/event-stream", raw
+    events = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    if response_api(path.name) == "bedrock-converse":
+        frames = b"".join(aws_event(*next(iter(e.items()))) for e in events)
+        return "application/vnd.amazon.eventstream", frames
+    return "text/event-stream", sse(events, done=False)
 
 
 def response_fixture(name: str):
@@ -71,7 +94,7 @@ def replace_once(text: str, old: str, new: str) -> str:
 # -- what an adapter read ---------------------------------------------------------------------
 
 
-def found(result: analysis.RequestAnalysis) -> list[tuple[str, str, str]]:
+def found(result: Exchange) -> list[tuple[str, str, str]]:
     return sorted((f.code, f.severity, f.path) for f in result.findings)
 
 
@@ -314,3 +337,56 @@ def every_split(raw: bytes):
     for k in range(len(raw) + 1):
         yield [raw[:k], raw[k:]]
     yield [raw[i : i + 1] for i in range(len(raw))]
+
+
+# -- the core, as the tests drive it -----------------------------------------------------------
+
+
+def exchange_for(content: bytes, api: str, rule: str, fix: bool = False) -> Exchange:
+    """An exchange whose request ``content`` has been checked."""
+    exchange = Exchange(api, rule)
+    exchange.check_request(content, fix=fix)
+    return exchange
+
+
+def judge(
+    request: bytes | None, api: str, calls: list, complete: bool = True, rule: str = "openai"
+) -> list:
+    """The findings about ``calls`` in an answer to ``request`` (None: a request not read)."""
+    exchange = Exchange(api, rule)
+    if request is None:
+        exchange.request_unreadable("the body was not read")
+    else:
+        exchange.check_request(request)
+    return exchange.check_calls(calls, complete)
+
+
+def render_request_text(content: bytes, api: str, rule: str, meta: object = None) -> str:
+    exchange = exchange_for(content, api, rule)
+    return render_request(exchange, FlowRecord.from_metadata(meta))
+
+
+def render_response_text(
+    content: bytes,
+    content_type: str,
+    api: str,
+    rule: str,
+    request_content: bytes | None = None,
+    meta: object = None,
+    status: int | None = 200,
+) -> str:
+    exchange = Exchange(api, rule)
+    if request_content is None:
+        exchange.request_unreadable("the body was not read")
+    else:
+        exchange.check_request(request_content)
+    exchange.check_response(status, content_type, content)
+    return render_response(exchange, status, FlowRecord.from_metadata(meta))
+
+
+def record_metadata(
+    api: str, rule: str, mode: str, action: str, findings: list, fixes: list | None = None
+) -> dict:
+    """A flow's toolnames metadata as the addon writes it; ``fixes`` are ``Fix`` records."""
+    recorded = [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in fixes or []]
+    return FlowRecord(api, rule, mode, action, list(findings), recorded).to_metadata()

@@ -1,5 +1,56 @@
 """The pure heart of toolnames: bodies in, provider-neutral views, findings and fixes out.
 
-Nothing in this package imports mitmproxy except the modules named ``mitm_*``,
-so the checks run the same in the live addon, the scanner and the content view.
+Nothing in this package imports mitmproxy (ruff's banned-API rule holds it to that, see
+pyproject.toml), so the checks run the same in the live addon, the scanner and the content
+view. The names below are its front door; ``toolnames_mitm`` and the scripts use these.
 """
+
+from __future__ import annotations
+
+from toolnames_core import codes
+from toolnames_core.bodies import has_tool_keys
+from toolnames_core.bodies import nothing_to_check
+from toolnames_core.endpoints import RULES
+from toolnames_core.endpoints import RuleOverride
+from toolnames_core.endpoints import choose_rule
+from toolnames_core.endpoints import detect_api
+from toolnames_core.endpoints import parse_rule_override
+from toolnames_core.exchange import Exchange
+from toolnames_core.exchange import inspect_exchange
+from toolnames_core.formats import FORMATS
+from toolnames_core.model import Finding
+from toolnames_core.record import COMMENT_PREFIX
+from toolnames_core.record import MARKERS
+from toolnames_core.record import FlowRecord
+from toolnames_core.render import render_request
+from toolnames_core.render import render_response
+from toolnames_core.report import FlowEntry
+from toolnames_core.report import format_summary
+from toolnames_core.report import summarize
+from toolnames_core.streams import StreamTap
+from toolnames_core.streams import is_stream
+
+__all__ = [
+    "COMMENT_PREFIX",
+    "FORMATS",
+    "MARKERS",
+    "RULES",
+    "Exchange",
+    "Finding",
+    "FlowEntry",
+    "FlowRecord",
+    "RuleOverride",
+    "StreamTap",
+    "choose_rule",
+    "codes",
+    "detect_api",
+    "format_summary",
+    "has_tool_keys",
+    "inspect_exchange",
+    "is_stream",
+    "nothing_to_check",
+    "parse_rule_override",
+    "render_request",
+    "render_response",
+    "summarize",
+]

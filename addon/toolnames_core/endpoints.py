@@ -30,7 +30,7 @@ def detect_api(method: str, path: str) -> str | None:
     return None
 
 
-# Hosts whose rule differs from what their wire format implies (providers.md §0).
+# Hosts whose rule differs from what their wire format implies (docs/providers.md §0).
 _HOST_RULES: tuple[tuple[str, str], ...] = (
     ("*.openai.azure.com", "azure"),
     ("*.cognitiveservices.azure.com", "azure"),

@@ -8,6 +8,7 @@ from dataclasses import field
 from toolnames_core import jsonsplice
 from toolnames_core.model import Fix
 from toolnames_core.model import RequestView
+from toolnames_core.model import SkippedFix
 from toolnames_core.rewrites import REWRITES
 from toolnames_core.rewrites import Rewrite
 
@@ -16,7 +17,7 @@ from toolnames_core.rewrites import Rewrite
 class FixPlan:
     fixes: list[Fix] = field(default_factory=list)
     # Mismatched names left alone, with the reason: shown to the user, who can fix the client.
-    skipped: list[dict] = field(default_factory=list)
+    skipped: list[SkippedFix] = field(default_factory=list)
 
 
 def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> FixPlan:
@@ -41,7 +42,7 @@ def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> F
                     else "known rewrites map it to several offered tools: "
                     + ", ".join(f"'{n}' ({'+'.join(by)})" for n, by in sorted(matches.items()))
                 )
-                plan.skipped.append({"path": ref.path, "name": ref.name, "reason": reason})
+                plan.skipped.append(SkippedFix(ref.path, ref.name, reason))
     return plan
 
 

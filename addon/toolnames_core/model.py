@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Literal
+from typing import NamedTuple
 
 Severity = Literal["error", "warning", "info"]
 JsonPath = tuple[str | int, ...]
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+def count_text(severities: Iterable[str]) -> str:
+    """``2 errors, 1 warning``; ``none`` when there are none."""
+    counts = Counter(severities)
+    parts = [
+        f"{counts[s]} {s}{'s' if counts[s] > 1 else ''}"
+        for s in ("error", "warning", "info")
+        if counts[s]
+    ]
+    return ", ".join(parts) or "none"
 
 
 def format_path(where: JsonPath) -> str:
@@ -88,6 +102,17 @@ class Fix:
 
     def to_dict(self) -> dict:
         return {"path": self.path, "from": self.old, "to": self.new, "rewrite": self.rewrite}
+
+
+class SkippedFix(NamedTuple):
+    """A mismatched name fix mode left as sent, and why: shown so the user can fix the client."""
+
+    path: str
+    name: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "name": self.name, "reason": self.reason}
 
 
 @dataclass(slots=True)

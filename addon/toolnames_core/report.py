@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from toolnames_core import annotate
-from toolnames_core.tables import count_text
+from toolnames_core.model import count_text
+from toolnames_core.record import FlowRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,16 +39,16 @@ def summarize(entries: list[FlowEntry], selected: int | None = None) -> dict:
     for entry in entries:
         if entry.meta is None:
             continue
-        if not annotate.well_formed(entry.meta):
+        recorded = FlowRecord.from_metadata(entry.meta)
+        if recorded is None:
             unreadable += 1
             continue
         inspected += 1
-        meta: dict = entry.meta  # type: ignore[assignment]
-        findings = meta.get("findings", [])
-        outcome = annotate.outcome(meta)
-        codes = Counter(f["code"] for f in findings)
+        findings = recorded.findings
+        outcome = recorded.outcome
+        codes = Counter(f.code for f in findings)
         by_code.update(codes)
-        by_severity.update(f["severity"] for f in findings)
+        by_severity.update(f.severity for f in findings)
         host = hosts.setdefault(entry.host, {"flows": 0, "flagged": 0, "by_code": Counter()})
         host["flows"] += 1
         host["by_code"].update(codes)
@@ -62,8 +62,8 @@ def summarize(entries: list[FlowEntry], selected: int | None = None) -> dict:
                     "host": entry.host,
                     "method": entry.method,
                     "path": entry.path,
-                    "api": meta.get("api"),
-                    "rule": meta.get("rule"),
+                    "api": recorded.api,
+                    "rule": recorded.rule,
                     "outcome": outcome or "observed",
                     "codes": _sorted_counts(codes),
                 }
@@ -95,7 +95,7 @@ def summarize(entries: list[FlowEntry], selected: int | None = None) -> dict:
 def format_summary(summary: dict) -> str:
     """The summary as a few lines for the event log."""
     outcomes = summary["outcomes"]
-    severities = [{"severity": s} for s, n in summary["by_severity"].items() for _ in range(n)]
+    severities = [s for s, n in summary["by_severity"].items() for _ in range(n)]
     lines = [
         f"toolnames report: {summary['selected']} flow(s) selected, {summary['inspected']} "
         f"inspected by toolnames; {outcomes['flagged']} flagged, {outcomes['fixed']} fixed, "

@@ -21,7 +21,7 @@ def _utf16_len(text: str) -> int:
 
 
 def mastra(key: str) -> str | None:
-    """Mastra's Agent.formatTools() (providers.md §16), on JavaScript strings.
+    """Mastra's Agent.formatTools() (docs/providers.md §16), on JavaScript strings.
 
     JavaScript regexes without the `u` flag see UTF-16 code units, so a character
     outside the BMP (an emoji) becomes two underscores and counts twice towards 63.

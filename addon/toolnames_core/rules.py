@@ -1,13 +1,15 @@
 """Each provider's tool-name rule, with the source it comes from.
 
-Sources are sections of shared/reference/providers.md, which quotes the
-provider docs and the error texts users pasted into public issues.
+Sources are sections of the project's docs/providers.md, which quotes the provider docs
+and the error texts users pasted into public issues, each with its public URL.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from toolnames_core import codes
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,17 +35,17 @@ _OPENAI_CHARS = "a-zA-Z0-9_-"
 RULES: dict[str, NameRule] = {
     r.id: r
     for r in [
-        # providers.md §2: FunctionObject.name "Must be a-z, A-Z, 0-9, or contain underscores
+        # docs/providers.md §2: FunctionObject.name "Must be a-z, A-Z, 0-9, or contain underscores
         # and dashes, with a maximum length of 64"; errors quote '^[a-zA-Z0-9_-]+$'. No
         # verbatim duplicate-name error was found for OpenAI, so duplicates only warn.
-        NameRule("openai", _OPENAI_CHARS, 64, source="providers.md §2"),
-        # providers.md §4: Azure errors quote '^[a-zA-Z0-9_-]{1,64}$'.
-        NameRule("azure", _OPENAI_CHARS, 64, source="providers.md §4"),
-        # providers.md §5: docs give ^[a-zA-Z0-9_-]{1,128}$; "tools: Tool names must be unique."
+        NameRule("openai", _OPENAI_CHARS, 64, source="docs/providers.md §2"),
+        # docs/providers.md §4: Azure errors quote '^[a-zA-Z0-9_-]{1,64}$'.
+        NameRule("azure", _OPENAI_CHARS, 64, source="docs/providers.md §4"),
+        # docs/providers.md §5: docs give ^[a-zA-Z0-9_-]{1,128}$; "tools: Tool names must be unique."
         NameRule(
-            "anthropic", _OPENAI_CHARS, 128, rejects_duplicates=True, source="providers.md §5"
+            "anthropic", _OPENAI_CHARS, 128, rejects_duplicates=True, source="docs/providers.md §5"
         ),
-        # providers.md §6: "Must start with a letter or an underscore ... underscores (_), dots (.),
+        # docs/providers.md §6: "Must start with a letter or an underscore ... underscores (_), dots (.),
         # colons (:), or dashes (-), with a maximum length of 64"; "Duplicate function declaration".
         NameRule(
             "gemini",
@@ -51,27 +53,27 @@ RULES: dict[str, NameRule] = {
             64,
             first="a-zA-Z_",
             rejects_duplicates=True,
-            source="providers.md §6",
+            source="docs/providers.md §6",
         ),
-        # providers.md §7: ToolSpecification.name, length 1 to 64, pattern [a-zA-Z0-9_-]+.
-        NameRule("bedrock", _OPENAI_CHARS, 64, source="providers.md §7"),
-        # providers.md §8: "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a
+        # docs/providers.md §7: ToolSpecification.name, length 1 to 64, pattern [a-zA-Z0-9_-]+.
+        NameRule("bedrock", _OPENAI_CHARS, 64, source="docs/providers.md §7"),
+        # docs/providers.md §8: "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a
         # maximum length of 64".
-        NameRule("mistral", _OPENAI_CHARS, 64, source="providers.md §8"),
-        # providers.md §9: OpenAI-compatible; the 64 limit is reported, not documented.
-        NameRule("groq", _OPENAI_CHARS, 64, source="providers.md §9"),
-        # providers.md §2: DeepSeek repeats OpenAI's texts and rejects "Tool names must be unique."
-        NameRule("deepseek", _OPENAI_CHARS, 64, rejects_duplicates=True, source="providers.md §2"),
-        # providers.md §10: "(A-Za-z0-9_) and can't begin with a digit"; no length limit found.
-        NameRule("cohere", "A-Za-z0-9_", None, first="A-Za-z_", source="providers.md §10"),
-        # providers.md §1.1: the one rule every provider above accepts.
+        NameRule("mistral", _OPENAI_CHARS, 64, source="docs/providers.md §8"),
+        # docs/providers.md §9: OpenAI-compatible; the 64 limit is reported, not documented.
+        NameRule("groq", _OPENAI_CHARS, 64, source="docs/providers.md §9"),
+        # docs/providers.md §2: DeepSeek repeats OpenAI's texts and rejects "Tool names must be unique."
+        NameRule("deepseek", _OPENAI_CHARS, 64, rejects_duplicates=True, source="docs/providers.md §2"),
+        # docs/providers.md §10: "(A-Za-z0-9_) and can't begin with a digit"; no length limit found.
+        NameRule("cohere", "A-Za-z0-9_", None, first="A-Za-z_", source="docs/providers.md §10"),
+        # docs/providers.md §1.1: the one rule every provider above accepts.
         NameRule(
             "portable",
             "a-zA-Z0-9_",
             64,
             first="a-zA-Z_",
             rejects_duplicates=True,
-            source="providers.md §1",
+            source="docs/providers.md §1",
         ),
     ]
 }
@@ -114,25 +116,27 @@ def _patterns(rule: NameRule) -> tuple[re.Pattern, re.Pattern | None]:
 def name_violations(name: str, rule: NameRule) -> list[tuple[str, str]]:
     """Every way ``name`` breaks ``rule``, as (code, reason) pairs; empty when it is valid."""
     if name == "":
-        return [("name-empty", f"is empty; rule {rule.describe()} needs at least one character")]
+        return [
+            (codes.NAME_EMPTY, f"is empty; rule {rule.describe()} needs at least one character")
+        ]
     out = []
     bad_chars, bad_first = _patterns(rule)
     if rule.max_len is not None and len(name) > rule.max_len:
         out.append(
             (
-                "name-too-long",
+                codes.NAME_TOO_LONG,
                 f"is {len(name)} characters, over the {rule.max_len} allowed by rule {rule.describe()}",
             )
         )
     found = sorted(set(bad_chars.findall(name)))
     if found:
         shown = ", ".join(repr(c) for c in found[:8])
-        out.append(("name-invalid-chars", f"contains {shown}, outside rule {rule.describe()}"))
+        out.append((codes.NAME_INVALID_CHARS, f"contains {shown}, outside rule {rule.describe()}"))
     # A first character that is already reported as invalid needs no second finding.
     if bad_first is not None and not bad_first.match(name) and name[0] not in found:
         out.append(
             (
-                "name-invalid-start",
+                codes.NAME_INVALID_START,
                 f"starts with {name[0]!r}; rule {rule.describe()} needs a first character in {rule.first}",
             )
         )

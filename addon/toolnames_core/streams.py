@@ -1,4 +1,5 @@
-"""Incremental framers for streamed responses: bytes in, whatever their split, events out.
+"""Streamed responses: incremental framers (bytes in, whatever their split, events out) and the
+tap that reads a stream as it goes by.
 
 Both keep at most one unfinished event in memory and give up (``broken``) rather
 than buffer without bound, so a stream of any length or shape is read in
@@ -11,6 +12,10 @@ import json
 import re
 import struct
 from collections.abc import Iterator
+
+from toolnames_core import codes
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
 
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -185,3 +190,76 @@ class EventDecoder:
                 body = json_or_none(frame)
                 if body is not None:
                     yield body
+
+
+def is_stream(content_type: str) -> bool:
+    content_type = content_type.lower()
+    return content_type.startswith("text/event-stream") or content_type.startswith(
+        "application/vnd.amazon.eventstream"
+    )
+
+
+class StreamTap:
+    """Watches a streamed response go by: every chunk is returned at once, unchanged.
+
+    mitmproxy calls it with each chunk and with b"" at the end of the message. An HTTP/2
+    peer may also send an empty DATA frame mid-stream, which arrives as b"" too, so a b""
+    is the end only if nothing follows it: the last event is flushed when the calls are
+    read, not when the b"" comes.
+    """
+
+    def __init__(self, fmt) -> None:
+        self.decoder = EventDecoder(fmt.stream_framing)
+        self.collector = fmt.stream_collector()
+        self.ended = False
+        self.closed = False
+        self.checked = False
+        self.failure: str | None = None
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if chunk:
+            self._read(lambda: self.decoder.feed(chunk))
+        self.ended = not chunk
+        return chunk
+
+    def _read(self, events) -> None:
+        if self.failure is None:
+            try:
+                for event in events():
+                    self.collector.event(event)
+            except Exception as e:  # noqa: BLE001
+                # A bug in a collector must never cost the client its stream: stop
+                # reading, keep forwarding, and say so on the flow.
+                self.failure = f"{type(e).__name__}: {e}"
+
+    def _close(self) -> None:
+        if self.ended and not self.closed:
+            self.closed = True
+            self._read(self.decoder.close)
+
+    def feed_all(self, content: bytes) -> StreamTap:
+        self(content)
+        self(b"")
+        return self
+
+    def calls(self) -> list[NameRef]:
+        self._close()
+        return self.collector.calls()
+
+    def problem(self) -> Finding | None:
+        self._close()
+        if self.failure:
+            return Finding(
+                codes.RESPONSE_UNREADABLE,
+                "warning",
+                "",
+                f"toolnames stopped reading the stream: {self.failure}",
+            )
+        if self.decoder.broken:
+            return Finding(
+                codes.RESPONSE_UNREADABLE,
+                "warning",
+                "",
+                "toolnames stopped reading the stream: an event was malformed or too large",
+            )
+        return None

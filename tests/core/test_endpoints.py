@@ -11,7 +11,7 @@ from mitmproxy.test import taddons
 
 import toolnames
 from tests.testkit import SDK_DIR
-from toolnames_core import analysis
+from tests.testkit import exchange_for
 from toolnames_core import endpoints
 from toolnames_core.endpoints import RuleOverride
 from toolnames_core.endpoints import choose_rule
@@ -25,14 +25,14 @@ APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini", "bedr
 @pytest.mark.parametrize(
     "path, api",
     [
-        # OpenAI and everything that speaks Chat Completions (providers.md §2, §8-§13).
+        # OpenAI and everything that speaks Chat Completions (docs/providers.md §2, §8-§13).
         ("/v1/chat/completions", "openai-chat"),
         ("/v1/chat/completions/", "openai-chat"),
         ("/api/v1/chat/completions", "openai-chat"),  # OpenRouter
         ("/openai/v1/chat/completions", "openai-chat"),  # Groq, and the Azure v1 API
         ("/compatibility/v1/chat/completions", "openai-chat"),  # Cohere's compatibility API
         ("/v1beta/openai/chat/completions", "openai-chat"),  # Gemini's OpenAI-compatible endpoint
-        # Azure (providers.md §4): deployment-based URLs with api-version, and the v1 API.
+        # Azure (docs/providers.md §4): deployment-based URLs with api-version, and the v1 API.
         ("/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", "openai-chat"),
         (
             "/openai/deployments/my-deploy/chat/completions?api-version=2025-04-01-preview&x=1",
@@ -44,7 +44,7 @@ APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini", "bedr
         ("/openai/deployments/gpt-4o/responses?api-version=2025-03-01-preview", "openai-responses"),
         ("/v1/messages", "anthropic-messages"),
         ("/v1/messages?beta=true", "anthropic-messages"),
-        # Gemini API and Vertex AI (providers.md §6), as google-genai sends them.
+        # Gemini API and Vertex AI (docs/providers.md §6), as google-genai sends them.
         ("/v1beta/models/gemini-2.5-flash:generateContent", "gemini"),
         ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "gemini"),
         ("/v1/models/gemini-2.5-flash:generateContent", "gemini"),
@@ -59,7 +59,7 @@ APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini", "bedr
             "gemini",
         ),
         ("/v1/projects/p/locations/us-central1/endpoints/1234567890:generateContent", "gemini"),
-        # Bedrock Converse (providers.md §7). boto3 escapes ':' and '/' of model ids and ARNs.
+        # Bedrock Converse (docs/providers.md §7). boto3 escapes ':' and '/' of model ids and ARNs.
         ("/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse", "bedrock-converse"),
         ("/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream", "bedrock-converse"),
         ("/model/us.anthropic.claude-3-7-sonnet-20250219-v1:0/converse", "bedrock-converse"),
@@ -141,7 +141,7 @@ def test_detect_api_method_is_case_insensitive():
         ("openai-responses", "myresource.openai.azure.com", "azure"),
         ("openai-chat", "myresource.cognitiveservices.azure.com", "azure"),
         ("openai-chat", "myproject.services.ai.azure.com", "azure"),
-        # Cohere's compatibility API speaks Chat Completions under Cohere's rule (providers.md §10).
+        # Cohere's compatibility API speaks Chat Completions under Cohere's rule (docs/providers.md §10).
         ("openai-chat", "api.cohere.ai", "cohere"),
         ("openai-chat", "api.cohere.com", "cohere"),
         ("openai-chat", "api.mistral.ai", "mistral"),
@@ -183,7 +183,7 @@ def test_every_detected_api_has_a_default_rule(api):
         (
             "CurrentDate-get_current_date",
             ["name-invalid-chars"],
-        ),  # providers.md §10, langflow #5465
+        ),  # docs/providers.md §10, langflow #5465
         ("1st_tool", ["name-invalid-start"]),
         ("search.web", ["name-invalid-chars"]),
         ("get_current_date", []),
@@ -194,7 +194,7 @@ def test_every_detected_api_has_a_default_rule(api):
 def test_cohere_compatibility_api_gets_the_cohere_rule(host, name, codes):
     rule = choose_rule(detect_api("POST", "/compatibility/v1/chat/completions"), host)
     body = f'{{"model": "command-a-03-2025", "tools": [{{"type": "function", "function": {{"name": "{name}"}}}}]}}'
-    result = analysis.analyse_request(body.encode(), "openai-chat", rule)
+    result = exchange_for(body.encode(), "openai-chat", rule)
     assert rule == "cohere"
     assert [f.code for f in result.findings] == codes
 
@@ -204,9 +204,7 @@ def test_dashes_pass_the_rule_openai_gets_on_the_same_body():
         b'{"tools": [{"type": "function", "function": {"name": "CurrentDate-get_current_date"}}]}'
     )
     assert (
-        analysis.analyse_request(
-            body, "openai-chat", choose_rule("openai-chat", "api.openai.com")
-        ).findings
+        exchange_for(body, "openai-chat", choose_rule("openai-chat", "api.openai.com")).findings
         == []
     )
 

@@ -1,10 +1,11 @@
-"""Fix mode (fixes.py, analysis.analyse_request(fix=True)): one name rewritten, nothing else."""
+"""Fix mode (fixes.py, exchange_for(fix=True)): one name rewritten, nothing else."""
 
 import json
 
 import pytest
 
-from toolnames_core import analysis
+from tests.testkit import exchange_for
+from toolnames_core import Exchange
 from toolnames_core.fixes import apply_fixes
 from toolnames_core.fixes import plan_fixes
 from toolnames_core.formats.openai_chat import read_request
@@ -23,10 +24,10 @@ def named(name: str) -> dict:
     return {"type": "function", "function": {"name": name}}
 
 
-def fix(content: bytes | str) -> analysis.RequestAnalysis:
+def fix(content: bytes | str) -> Exchange:
     if isinstance(content, str):
         content = content.encode("utf-8")
-    return analysis.analyse_request(content, "openai-chat", "openai", fix=True)
+    return exchange_for(content, "openai-chat", "openai", fix=True)
 
 
 # --- plan_fixes --------------------------------------------------------------------------------
@@ -53,7 +54,7 @@ def test_a_choice_that_one_rewrite_maps_to_exactly_one_offered_tool_is_fixed(
     view = read_request({"tools": [fn(n) for n in offered], "tool_choice": named(chosen)})
     plan = plan_fixes(view)
     assert plan.fixes == [Fix(("tool_choice", "function", "name"), chosen, new, rewrite)]
-    assert plan.skipped == []
+    assert [s.to_dict() for s in plan.skipped] == []
 
 
 def test_a_choice_that_maps_to_two_offered_tools_is_skipped_with_both_candidates():
@@ -62,7 +63,7 @@ def test_a_choice_that_maps_to_two_offered_tools_is_skipped_with_both_candidates
     )
     plan = plan_fixes(view)
     assert plan.fixes == []
-    assert plan.skipped == [
+    assert [s.to_dict() for s in plan.skipped] == [
         {
             "path": "tool_choice.function.name",
             "name": "Search.Web",
@@ -76,7 +77,7 @@ def test_a_choice_no_rewrite_maps_to_an_offered_tool_is_skipped():
     view = read_request({"tools": [fn("get_weather")], "tool_choice": named("fetch.weather")})
     plan = plan_fixes(view)
     assert plan.fixes == []
-    assert plan.skipped == [
+    assert [s.to_dict() for s in plan.skipped] == [
         {
             "path": "tool_choice.function.name",
             "name": "fetch.weather",
@@ -105,7 +106,7 @@ def test_plan_fixes_uses_the_rewrites_it_is_given():
         Fix(("tool_choice", "function", "name"), "abc", "ABC", "upper")
     ]
     assert (
-        plan_fixes(view, ()).skipped[0]["reason"]
+        plan_fixes(view, ()).skipped[0].reason
         == "no known client rewrite maps it to an offered tool"
     )
 
@@ -143,7 +144,7 @@ def test_the_fixed_body_differs_from_the_original_only_in_the_name():
 
 def test_the_fixed_body_passes_the_checks_it_failed():
     fixed = fix(MASTRA_BODY).new_body
-    assert analysis.analyse_request(fixed, "openai-chat", "openai").findings == []
+    assert exchange_for(fixed, "openai-chat", "openai").findings == []
 
 
 @pytest.mark.parametrize(
@@ -186,7 +187,7 @@ def test_allowed_tools_entries_are_fixed_one_by_one_and_the_unfixable_one_is_rep
         ("tool_choice.allowed_tools.tools[0].function.name", "search_web"),
         ("tool_choice.allowed_tools.tools[3].function.name", "_9lives"),
     ]
-    assert result.fix_skipped == [
+    assert [s.to_dict() for s in result.fix_skipped] == [
         {
             "path": "tool_choice.allowed_tools.tools[2].function.name",
             "name": "nope",
@@ -215,12 +216,12 @@ def test_two_matches_or_none_leave_the_body_unchanged_and_say_why(tools, chosen,
     assert result.new_body is None
     assert result.fixes == []
     (skipped,) = result.fix_skipped
-    assert skipped["path"] == "tool_choice.function.name" and skipped["name"] == chosen
-    assert skipped["reason"].startswith(reason)
+    assert skipped.path == "tool_choice.function.name" and skipped.name == chosen
+    assert skipped.reason.startswith(reason)
 
 
 def test_nothing_is_fixed_unless_fix_mode_is_on():
-    result = analysis.analyse_request(MASTRA_BODY.encode(), "openai-chat", "openai")
+    result = exchange_for(MASTRA_BODY.encode(), "openai-chat", "openai")
     assert (result.new_body, result.fixes, result.fix_skipped) == (None, [], [])
     assert [f.code for f in result.findings] == ["choice-not-in-tools"]
 
@@ -255,7 +256,7 @@ def test_a_body_that_is_not_utf8_is_left_as_sent_and_the_fix_reported_as_skipped
     result = fix(content)
     assert [f.code for f in result.findings] == ["choice-not-in-tools"]
     assert (result.new_body, result.fixes) == (None, [])
-    assert result.fix_skipped == [
+    assert [s.to_dict() for s in result.fix_skipped] == [
         {
             "path": "tool_choice.function.name",
             "name": "search.web",

@@ -33,13 +33,14 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 import standin_formats
-import toolnames
 from tests.testkit import SDK_DIR
 from tests.testkit import aws_event
+from tests.testkit import exchange_for
+from tests.testkit import judge
 from tests.testkit import running
-from toolnames_core import analysis
-from toolnames_core import calls
+from toolnames_core import bodies
 from toolnames_core import endpoints
+from toolnames_core import streams
 from toolnames_core.formats import FORMATS
 from toolnames_core.model import NameRef
 from toolnames_core.rules import RULES
@@ -48,6 +49,7 @@ from toolnames_core.rules import valid_name_pattern
 from toolnames_core.streams import AwsEventStreamFramer
 from toolnames_core.streams import EventDecoder
 from toolnames_core.streams import SseFramer
+from toolnames_mitm import deferral
 
 APIS = sorted(FORMATS)
 STREAMING_APIS = sorted(api for api, fmt in FORMATS.items() if fmt.stream_collector)
@@ -412,7 +414,7 @@ FAST = examples(30)
 @given(data=st.data(), rule=st.sampled_from(sorted(RULES)), fix=st.booleans())
 def test_analysing_any_request_body_never_raises(api, data, rule, fix):
     body = data.draw(REQUESTS[api])
-    result = analysis.analyse_request(body, api, rule, fix=fix)
+    result = exchange_for(body, api, rule, fix=fix)
     if not fix:
         assert result.new_body is None  # observe never changes a byte
     if result.new_body is not None:
@@ -420,7 +422,7 @@ def test_analysing_any_request_body_never_raises(api, data, rule, fix):
     for finding in result.findings:
         json.dumps(finding.to_dict())
     if result.errors:
-        status, headers, answer = analysis.block_response(result)
+        status, headers, answer = result.block_response()
         assert 400 <= status < 600 and isinstance(answer, bytes)
 
 
@@ -429,9 +431,9 @@ def test_analysing_any_request_body_never_raises(api, data, rule, fix):
 @given(data=st.data(), content_type=st.sampled_from(CONTENT_TYPES), complete=st.booleans())
 def test_reading_any_response_against_any_request_never_raises(api, data, content_type, complete):
     request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
-    found, problem = analysis.read_response_calls(api, content_type, response)
+    found, problem = bodies.read_response_calls(api, content_type, response)
     assert all(isinstance(call, NameRef) and isinstance(call.name, str) for call in found)
-    analysis.analyse_response(request, api, found, complete)
+    judge(request, api, found, complete)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -442,10 +444,10 @@ def test_the_response_side_finds_the_same_whether_or_not_the_request_side_ran_fi
     # must be the one a fresh read gives.
     request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
     content_type = data.draw(st.sampled_from(CONTENT_TYPES))
-    found, _ = analysis.read_response_calls(api, content_type, response)
-    fresh = analysis.analyse_response(bytes(bytearray(request)), api, found, True)
-    analysis.analyse_request(request, api, "openai")
-    assert analysis.analyse_response(request, api, found, True) == fresh
+    found, _ = bodies.read_response_calls(api, content_type, response)
+    fresh = judge(bytes(bytearray(request)), api, found, True)
+    exchange_for(request, api, "openai")
+    assert judge(request, api, found, True) == fresh
 
 
 @examples(200)
@@ -496,10 +498,10 @@ def test_framers_read_the_same_events_however_any_bytes_are_cut(data, raw):
 def test_the_tap_returns_every_chunk_unchanged_and_reads_the_same_however_cut(api, data):
     raw = data.draw(RESPONSES[api])
     pieces = data.draw(cut(raw))
-    tap = calls.StreamTap(FORMATS[api])
+    tap = streams.StreamTap(FORMATS[api])
     assert [tap(piece) for piece in pieces] == pieces
     assert tap(b"") == b""
-    whole = calls.StreamTap(FORMATS[api]).feed_all(raw)
+    whole = streams.StreamTap(FORMATS[api]).feed_all(raw)
     assert tap.calls() == whole.calls()
     assert (tap.problem() is None) == (whole.problem() is None)
 
@@ -509,7 +511,7 @@ def test_an_empty_chunk_mid_stream_is_not_the_end_of_it():
     # that marks the end of the message. Found by the property above.
     chunks = [b"data: {}\n\nda", b"", b'ta: {"choices": [{"delta": {"tool_calls": [', b""]
     chunks += [b'{"index": 0, "function": {"name": "drop_tables"}}]}}]}\n\n', b""]
-    tap = calls.StreamTap(FORMATS["openai-chat"])
+    tap = streams.StreamTap(FORMATS["openai-chat"])
     for chunk in chunks:
         assert tap(chunk) == chunk
     assert tap.ended
@@ -622,7 +624,7 @@ def test_observe_mode_in_a_running_loop_never_raises_nor_keeps_a_flow(
     flow, response = drawn_exchange(api, data)
 
     async def in_the_loop():
-        with mock.patch.object(toolnames, "DEFER_SECONDS", 0 if slow else 3600):
+        with mock.patch.object(deferral, "DEFER_SECONDS", 0 if slow else 3600):
             send(tn, flow, "observe")
             for _ in range(2):
                 await asyncio.sleep(0)  # the timer's turn, when it is due
@@ -630,7 +632,7 @@ def test_observe_mode_in_a_running_loop_never_raises_nor_keeps_a_flow(
 
     try:
         asyncio.run(in_the_loop())
-        assert tn.deferred == {}
+        assert tn.deferral.pending == {}
     finally:
         tn.done()  # the timer belonged to that loop
 

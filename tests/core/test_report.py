@@ -12,7 +12,7 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 from tests import testkit
-from toolnames_core import annotate
+from toolnames_core import FlowRecord
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
 from toolnames_core.report import FlowEntry
@@ -25,7 +25,7 @@ def finding(code: str, severity: str = "error") -> Finding:
 
 
 def meta(action: str, *findings: Finding, fixes=None, mode: str = "observe") -> dict:
-    return annotate.metadata("openai-chat", "openai", mode, action, list(findings), fixes)
+    return testkit.record_metadata("openai-chat", "openai", mode, action, findings, fixes)
 
 
 FIX = Fix(("tool_choice", "function", "name"), "search.web", "search_web", "mastra")
@@ -167,7 +167,8 @@ def checked_flows(tctx, tn) -> list[http.HTTPFlow]:
     clean = chat({"messages": [], "tools": [tool("ok")]})
     tn.request(clean)
     assert [
-        annotate.outcome(f.metadata.get("toolnames", {})) for f in (flagged, fixed, blocked)
+        FlowRecord.from_metadata(f.metadata.get("toolnames", {})).outcome
+        for f in (flagged, fixed, blocked)
     ] == [
         "flagged",
         "fixed",

@@ -1,7 +1,7 @@
 """The known client rewrites (rewrites.py), checked against values worked out by hand.
 
-Mastra's expected values follow Agent.formatTools() in @mastra/core 1.67.0 (see
-shared/seeds/mastra-tool-keys-article.txt); test_mastra_rewrite_matches_the_real_format_tools
+Mastra's expected values follow Agent.formatTools() in @mastra/core 1.67.0 (docs/providers.md
+§16); test_mastra_rewrite_matches_the_real_format_tools
 runs that very function under node when tests/e2e/mastra is installed. The OpenAI Agents SDK
 values follow transform_string_function_style(), with the sha1 suffix computed here.
 """

@@ -12,7 +12,7 @@ CHARS = "name-invalid-chars"
 START = "name-invalid-start"
 
 # (rule, name, the codes name_violations must return, in its order). Limits and character
-# sets are the ones providers.md quotes for each provider.
+# sets are the ones docs/providers.md quotes for each provider.
 VIOLATIONS = [
     # OpenAI: a-zA-Z0-9_- and at most 64; any allowed character may come first.
     ("openai", "get_weather", []),
@@ -88,7 +88,7 @@ def test_the_violation_table_covers_every_rule_and_every_code():
 @pytest.mark.parametrize("rule", sorted(RULES))
 def test_every_rule_cites_its_section_of_providers_md(rule):
     assert RULES[rule].id == rule
-    assert RULES[rule].source.startswith("providers.md §")
+    assert RULES[rule].source.startswith("docs/providers.md §")
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,8 @@ from tests.conftest import free_port
 from tests.conftest import missing_infrastructure
 from tests.conftest import mitmdump_binaries
 from tests.conftest import mitmproxy_version
-from toolnames_core import annotate
+from toolnames_core import MARKERS
+from toolnames_core import FlowRecord
 
 sync_api = pytest.importorskip(
     "playwright.sync_api",
@@ -157,7 +158,10 @@ def make_flows() -> list[http.HTTPFlow]:
     answer(fixed, 200, {"choices": [{"index": 0, "message": {"tool_calls": [call("search_web")]}}]})
     blocked.response.timestamp_start = blocked.response.timestamp_end = T0 + 3.02
     for f in (fixed, blocked):
-        assert annotate.outcome(f.metadata["toolnames"]) == f.metadata["toolnames"]["action"]
+        assert (
+            FlowRecord.from_metadata(f.metadata["toolnames"]).outcome
+            == f.metadata["toolnames"]["action"]
+        )
         # As read back from a file: the marker and comment are mitmweb's addon's to set.
         f.marked, f.comment = "", ""
     return [clean, flagged, fixed, blocked]
@@ -287,7 +291,7 @@ def page(chromium_binary: str):
 
 def marker_of(outcome: str) -> str:
     """What mitmweb shows for the marker toolnames sets (mitmweb maps emoji names to emoji)."""
-    return emoji.emoji[annotate.MARKERS[outcome]]
+    return emoji.emoji[MARKERS[outcome]]
 
 
 def test_mitmweb_shows_markers_comments_and_the_toolnames_view(mitmweb, page):

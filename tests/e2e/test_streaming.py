@@ -18,7 +18,7 @@ TOOLS_CHAT = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 ]
 
-# One streamed request per format, as the stand-in provider serves them (providers.md §2-§7).
+# One streamed request per format, as the stand-in provider serves them (docs/providers.md §2-§7).
 STREAMS = {
     "openai-chat": (
         "/v1/chat/completions",

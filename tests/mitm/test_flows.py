@@ -6,7 +6,7 @@ import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
 
-from toolnames_core import mitm_flows
+from toolnames_mitm import flows as mitm_flows
 
 
 @pytest.mark.parametrize(

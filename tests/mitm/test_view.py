@@ -23,17 +23,19 @@ from mitmproxy.test import tutils
 
 from tests.conftest import ADDON_SCRIPT
 from tests.testkit import SDK_DIR
-from tests.testkit import aws_event
+from tests.testkit import record_metadata
+from tests.testkit import render_request_text
+from tests.testkit import render_response_text
+from tests.testkit import response_api
+from tests.testkit import response_body
 from tests.testkit import running
-from tests.testkit import sse
-from toolnames_core import analysis
-from toolnames_core import annotate
-from toolnames_core import mitm_view
-from toolnames_core import tables
+from toolnames_core import bodies
+from toolnames_core import render
 from toolnames_core.endpoints import detect_api
 from toolnames_core.formats import FORMATS
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
+from toolnames_mitm import view as mitm_view
 
 SDK = SDK_DIR
 MITMPROXY_12 = int(version.VERSION.split(".")[0]) >= 12
@@ -51,25 +53,6 @@ REQUEST_FIXTURES = sorted(SDK.glob("*.json"))
 
 def fixtures_of(api: str) -> list[Path]:
     return [p for p in REQUEST_FIXTURES if detect_api("POST", load_sdk(p)["path"]) == api]
-
-
-def response_api(name: str) -> str:
-    # Response fixtures are named after their format: gemini-vertex-... is gemini.
-    return next(api for api in sorted(FORMATS, key=len, reverse=True) if name.startswith(api))
-
-
-def response_body(path: Path) -> tuple[str, bytes]:
-    """(content type, wire bytes) of a response fixture; jsonl files are framed as on the wire."""
-    raw = path.read_bytes()
-    if path.suffix == ".json":
-        return "application/json", raw
-    if path.suffix == ".sse" or raw.startswith((b"data:", b"event:")):
-        return "text/event-stream", raw
-    events = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
-    if response_api(path.name) == "bedrock-converse":
-        frames = b"".join(aws_event(*next(iter(e.items()))) for e in events)
-        return "application/vnd.amazon.eventstream", frames
-    return "text/event-stream", sse(events, done=False)
 
 
 # tests/fixtures/responses/ (README.md there); older trees kept them in sdk/responses/.
@@ -127,10 +110,10 @@ def test_a_request_table_lists_every_name_the_request_holds(path):
     sdk = load_sdk(path)
     api = detect_api("POST", sdk["path"])
     content = sdk["body_text"].encode("utf-8")
-    view, problem = analysis.read_request(content, api)
+    view, problem = bodies.read_request(content, api)
     assert problem is None and view is not None
 
-    text = tables.render_request(content, api, "portable")
+    text = render_request_text(content, api, "portable")
 
     assert text.startswith(f"toolnames: {FORMATS[api].title} request\nName rule: portable")
     for tool in view.tools:
@@ -150,17 +133,21 @@ def test_a_request_table_lists_every_name_the_request_holds(path):
 def test_a_response_table_lists_every_call_the_response_makes(path):
     api = response_api(path.name)
     content_type, content = response_body(path)
-    found, problem = analysis.read_response_calls(api, content_type, content)
+    found, problem = bodies.read_response_calls(api, content_type, content)
     assert problem is None
 
-    text = tables.render_response(content, content_type, api, "portable")
+    text = render_response_text(content, content_type, api, "portable", b"{}")
+    unread = render_response_text(content, content_type, api, "portable", None)
 
     assert text.startswith(f"toolnames: {FORMATS[api].title} response")
     assert f"Calls in this response: {len(found) or 'none'}\n" in text
     for call in found:
         assert call.path in text
-        # No request to compare with: no call was offered.
-        assert cells(row_of(text, tables.shown_name(call.name)))[3].startswith("✗ ")
+        # A request that offers no tools: no call was offered.
+        assert cells(row_of(text, render.shown_name(call.name)))[3].startswith("✗ ")
+        # A request that was not read: what it offered is unknown, as the addon says.
+        assert cells(row_of(unread, render.shown_name(call.name)))[3] == "not judged"
+    assert "Findings: none (not checked: what the request offered could not be read)" in unread
 
 
 def test_a_flagged_request_shows_each_names_verdict_under_the_rule():
@@ -170,7 +157,7 @@ def test_a_flagged_request_shows_each_names_verdict_under_the_rule():
         history=("web.search",),
     )
 
-    text = tables.render_request(content, "openai-chat", "openai")
+    text = render_request_text(content, "openai-chat", "openai")
 
     assert "Name rule: openai (a-zA-Z0-9_-, max 64)\n" in text
     assert cells(row_of(text, "web.search"))[1:4] == ["10", "function", "✗ bad chars '.'"]
@@ -194,7 +181,7 @@ def test_a_flagged_request_shows_each_names_verdict_under_the_rule():
     ],
 )
 def test_the_verdict_column_follows_the_rule_applied(rule, verdict):
-    text = tables.render_request(chat_body(tools=("1-tool",)), "openai-chat", rule)
+    text = render_request_text(chat_body(tools=("1-tool",)), "openai-chat", rule)
     assert cells(row_of(text, "1-tool"))[3] == verdict
 
 
@@ -205,9 +192,9 @@ def test_recorded_findings_and_fixes_replace_a_fresh_check():
         "choice-not-in-tools", "error", "tool_choice.function.name", "'search.web' is not offered"
     )
     fix = Fix(("tool_choice", "function", "name"), "search.web", "search_web", "mastra")
-    meta = annotate.metadata("openai-chat", "openai", "fix", "fixed", [finding], [fix])
+    meta = record_metadata("openai-chat", "openai", "fix", "fixed", [finding], [fix])
 
-    text = tables.render_request(content, "openai-chat", "openai", meta)
+    text = render_request_text(content, "openai-chat", "openai", meta)
 
     assert "Outcome: fixed in fix mode: the tool choice was rewritten" in text
     assert "Findings: 1 error (recorded by toolnames for this flow)" in text
@@ -222,17 +209,17 @@ def test_recorded_findings_and_fixes_replace_a_fresh_check():
 
 def test_metadata_this_version_cannot_read_is_ignored():
     meta = {"findings": [{"code": 1}], "action": "flagged"}
-    text = tables.render_request(chat_body(tools=("a.b",)), "openai-chat", "openai", meta)
+    text = render_request_text(chat_body(tools=("a.b",)), "openai-chat", "openai", meta)
     assert "Outcome" not in text
     assert "Findings: 1 error (checked now under openai)" in text
 
 
 def test_a_blocked_flows_answer_says_it_came_from_toolnames():
     finding = Finding("name-invalid-chars", "error", "tools[0].function.name", "bad")
-    meta = annotate.metadata("openai-chat", "openai", "block", "blocked", [finding])
+    meta = record_metadata("openai-chat", "openai", "block", "blocked", [finding])
     answer = json.dumps({"error": {"message": "toolnames: bad"}}).encode()
 
-    text = tables.render_response(
+    text = render_response_text(
         answer, "application/json", "openai-chat", "openai", chat_body(("a.b",)), meta, 400
     )
 
@@ -250,14 +237,14 @@ def test_a_blocked_flows_answer_says_it_came_from_toolnames():
     ],
 )
 def test_a_response_call_is_checked_against_what_the_request_offered(offered, called, verdict):
-    text = tables.render_response(
+    text = render_response_text(
         chat_answer(called), "application/json", "openai-chat", "openai", chat_body(offered)
     )
     assert verdict in row_of(text, called)
 
 
 def test_an_error_answer_is_not_checked_for_calls():
-    text = tables.render_response(
+    text = render_response_text(
         b'{"error": {"message": "nope"}}',
         "application/json",
         "openai-chat",
@@ -280,7 +267,7 @@ def test_an_error_answer_is_not_checked_for_calls():
     ],
 )
 def test_odd_requests_render_a_table_and_a_finding_instead_of_failing(content, expected):
-    assert expected in tables.render_request(content, "openai-chat", "openai")
+    assert expected in render_request_text(content, "openai-chat", "openai")
 
 
 @pytest.mark.parametrize(
@@ -294,7 +281,7 @@ def test_odd_requests_render_a_table_and_a_finding_instead_of_failing(content, e
     ],
 )
 def test_a_name_is_shown_as_one_unambiguous_cell(name, shown):
-    assert tables.shown_name(name) == shown
+    assert render.shown_name(name) == shown
 
 
 # Keys of every format, so arbitrary bodies reach deep into the adapters.
@@ -319,8 +306,8 @@ json_values = st.recursive(
 @given(st.sampled_from(sorted(FORMATS)), json_values, json_values)
 def test_any_json_renders_without_raising(api, request_body, response_body):
     request_content = json.dumps(request_body).encode()
-    assert tables.render_request(request_content, api, "openai").startswith("toolnames: ")
-    answer = tables.render_response(
+    assert render_request_text(request_content, api, "openai").startswith("toolnames: ")
+    answer = render_response_text(
         json.dumps(response_body).encode(), "application/json", api, "openai", request_content
     )
     assert answer.startswith("toolnames: ")
@@ -328,7 +315,7 @@ def test_any_json_renders_without_raising(api, request_body, response_body):
 
 def test_an_unknown_rule_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown rule 'nope'"):
-        tables.render_request(chat_body(), "openai-chat", "nope")
+        render_request_text(chat_body(), "openai-chat", "nope")
 
 
 # --- the mitmproxy 12 content view ------------------------------------------------------------
@@ -391,7 +378,7 @@ def test_the_view_reads_every_formats_response_when_chosen(view, path):
     shown = contentviews.prettify_message(f.response, f, view_name="toolnames")
     assert shown.view_name == "toolnames"
     assert shown.text.startswith(f"toolnames: {FORMATS[api].title} response")
-    found, _ = analysis.read_response_calls(api, content_type, content)
+    found, _ = bodies.read_response_calls(api, content_type, content)
     assert f"Calls in this response: {len(found) or 'none'}\n" in shown.text
 
 
@@ -461,7 +448,7 @@ def test_render_priority_never_raises(view, monkeypatch):
     def broken(*args):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(analysis, "has_tool_keys", broken)
+    monkeypatch.setattr(mitm_view, "has_tool_keys", broken)
     assert mitm_view.ToolnamesView().render_priority(f.request.content, metadata) == -1
 
 
@@ -473,7 +460,7 @@ def test_choosing_the_view_for_a_request_never_parses_its_body(view, monkeypatch
     def no_parse(*args, **kwargs):
         raise AssertionError("parsed")
 
-    monkeypatch.setattr(analysis.json, "loads", no_parse)
+    monkeypatch.setattr(bodies.json, "loads", no_parse)
     assert mitm_view.ToolnamesView().render_priority(f.request.content, metadata) == 2.0
 
 

@@ -25,9 +25,10 @@ from mitmproxy.test import tflow
 
 import make_sample_flows as samples
 import toolnames_scan
+import toolnames_scan_run
 from tests.conftest import REPO_ROOT
+from tests.testkit import exchange_for
 from tests.testkit import running
-from toolnames_core import analysis
 
 SCAN = REPO_ROOT / "scripts" / "scan"
 ADDON = REPO_ROOT / "addon" / "toolnames.py"
@@ -460,7 +461,7 @@ def test_a_bug_in_a_check_is_exit_2_not_a_finding(capsys, monkeypatch, recording
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(toolnames_scan.analysis, "inspect_exchange", broken)
+    monkeypatch.setattr(toolnames_scan_run, "inspect_exchange", broken)
 
     code = toolnames_scan.main([str(recordings["flows.mitm"])])
 
@@ -580,7 +581,7 @@ def test_a_flow_fixed_in_flight_reports_what_the_app_sent_from_its_record(capsys
     # Its body is the fixed one: checked again, it would look clean.
     path = samples.write_flows(tmp_path / "fixed.mitm", [flow])
     assert "choice-not-in-tools" not in str(
-        analysis.analyse_request(flow.request.content, "openai-chat", "openai").findings
+        exchange_for(flow.request.content, "openai-chat", "openai").findings
     )
 
     code, rows, _ = scan_json(capsys, path)

@@ -1,94 +1,27 @@
-"""One adapter per wire format, and the table that finds the adapter for an API."""
+"""One adapter per wire format, and the table that finds the adapter for an API.
+
+Each adapter module maps its format onto the provider-neutral model (``model.py``) and
+defines one ``FORMAT``; the table below lists them, in the order the README names them.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from toolnames_core.formats import anthropic_messages
+from toolnames_core.formats import bedrock_converse
+from toolnames_core.formats import gemini
+from toolnames_core.formats import openai_chat
+from toolnames_core.formats import openai_responses
+from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import WireFormat
 
-from toolnames_core.model import Finding
-from toolnames_core.model import JsonPath
-from toolnames_core.model import NameRef
-from toolnames_core.model import RequestView
-from toolnames_core.model import Severity
-from toolnames_core.model import format_path
+__all__ = ["FORMATS", "BlockResponse", "WireFormat"]
 
-# (status, headers, body) of the answer a blocked request gets instead of the provider's.
-BlockResponse = tuple[int, dict[str, str], bytes]
+_formats = [
+    openai_chat.FORMAT,
+    openai_responses.FORMAT,
+    anthropic_messages.FORMAT,
+    gemini.FORMAT,
+    bedrock_converse.FORMAT,
+]
 
-
-class CallCollector(Protocol):
-    """Collects the tool calls of one streamed response, one decoded event at a time."""
-
-    def event(self, data: dict) -> None:
-        """Take one event: an SSE ``data:`` payload parsed as JSON, or for AWS event
-        streams ``{<:event-type header>: <payload parsed as JSON>}``."""
-
-    def calls(self) -> list[NameRef]:
-        """Every call seen so far; ``where`` locates the name inside its event."""
-
-
-@dataclass(frozen=True, slots=True)
-class WireFormat:
-    api: str
-    title: str
-    read_request: Callable[[dict], RequestView]
-    # (message, first error finding) -> the answer a blocked request gets.
-    block_response: Callable[[str, Finding], BlockResponse]
-    # A complete, non-streamed response body -> the tool calls it makes.
-    read_calls: Callable[[dict], list[NameRef]] | None = None
-    # A fresh collector for one streamed response.
-    stream_collector: Callable[[], CallCollector] | None = None
-    # How the stream is framed: "sse" (text/event-stream) or "aws-eventstream".
-    stream_framing: str = "sse"
-
-
-FORMATS: dict[str, WireFormat] = {}
-
-
-def register(fmt: WireFormat) -> WireFormat:
-    FORMATS[fmt.api] = fmt
-    return fmt
-
-
-def type_name(value: object) -> str:
-    """Name a JSON value's type the way a JSON user would."""
-    return {
-        dict: "an object",
-        list: "an array",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
-
-
-def malformed(
-    where: JsonPath, expected: str, value: object, code: str = "tool-malformed"
-) -> Finding:
-    path = format_path(where)
-    return Finding(code, "error", path, f"{path} is {type_name(value)}, expected {expected}")
-
-
-def shown(value: object) -> str:
-    """A short JSON rendering of a value for a message; never raises, even on deep nesting."""
-    try:
-        return json.dumps(value)[:120]
-    except (RecursionError, ValueError):
-        return type_name(value)
-
-
-def bad_choice(where: JsonPath, value: object, why: str, severity: Severity = "error") -> Finding:
-    """A ``choice-malformed`` finding: the path, the value as sent, and what was expected."""
-    path = format_path(where)
-    return Finding("choice-malformed", severity, path, f"{path} {shown(value)}: {why}")
-
-
-# Importing an adapter registers it; the table is complete once this package is imported.
-from toolnames_core.formats import anthropic_messages  # noqa: E402,F401
-from toolnames_core.formats import bedrock_converse  # noqa: E402,F401
-from toolnames_core.formats import gemini  # noqa: E402,F401
-from toolnames_core.formats import openai_chat  # noqa: E402,F401
-from toolnames_core.formats import openai_responses  # noqa: E402,F401
+FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}

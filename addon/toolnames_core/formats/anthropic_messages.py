@@ -1,4 +1,4 @@
-"""Anthropic Messages, ``POST /v1/messages`` (providers.md §5).
+"""Anthropic Messages, ``POST /v1/messages`` (docs/providers.md §5).
 
 How this adapter maps the format onto the shared model:
 
@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import json
 
-from toolnames_core.formats import BlockResponse
-from toolnames_core.formats import WireFormat
-from toolnames_core.formats import bad_choice
-from toolnames_core.formats import malformed
-from toolnames_core.formats import register
-from toolnames_core.formats import type_name
+from toolnames_core import codes
+from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import bad_choice
+from toolnames_core.formats.base import malformed
+from toolnames_core.formats.base import type_name
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
@@ -62,7 +62,7 @@ def _read_tools(body: dict, view: RequestView) -> None:
         elif kind == "function" and isinstance(tool.get("function"), dict):
             view.problems.append(
                 Finding(
-                    "tool-malformed",
+                    codes.TOOL_MALFORMED,
                     "error",
                     f"tools[{i}]",
                     f'tools[{i}] has the OpenAI shape {{"type": "function", "function": {{...}}}}; '
@@ -141,10 +141,10 @@ def read_request(body: dict) -> RequestView:
 
 
 def block_response(message: str, finding: Finding) -> BlockResponse:
-    # The shape the anthropic SDKs turn into BadRequestError (providers.md §5). Anthropic's
+    # The shape the anthropic SDKs turn into BadRequestError (docs/providers.md §5). Anthropic's
     # own errors carry only type and message; the path is already in the message.
     body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
-    return 400, {"content-type": "application/json"}, json.dumps(body).encode()
+    return BlockResponse(400, {"content-type": "application/json"}, json.dumps(body).encode())
 
 
 # --- response side ---
@@ -163,7 +163,7 @@ def read_calls(body: dict) -> list[NameRef]:
     return calls
 
 
-class AnthropicCallCollector:
+class StreamCollector:
     """Anthropic stream events: a tool_use block's name comes once, in its
     ``content_block_start``; the input follows as ``input_json_delta`` fragments."""
 
@@ -189,13 +189,11 @@ class AnthropicCallCollector:
         return list(self.found.values())
 
 
-FORMAT = register(
-    WireFormat(
-        API,
-        "Anthropic Messages",
-        read_request,
-        block_response,
-        read_calls=read_calls,
-        stream_collector=AnthropicCallCollector,
-    )
+FORMAT = WireFormat(
+    API,
+    "Anthropic Messages",
+    read_request,
+    block_response,
+    read_calls=read_calls,
+    stream_collector=StreamCollector,
 )

@@ -1,4 +1,4 @@
-"""AWS Bedrock Converse: ``/model/{modelId}/converse`` and ``/converse-stream`` (providers.md §7).
+"""AWS Bedrock Converse: ``/model/{modelId}/converse`` and ``/converse-stream`` (docs/providers.md §7).
 
 Besides the shared findings, this format adds one of its own:
 
@@ -7,7 +7,7 @@ Besides the shared findings, this format adds one of its own:
   field must be defined when using toolUse and toolResult content blocks.", observed in
   langgenius/dify #17545). It can happen when a client drops its tools for one turn while the
   history still holds tool blocks; the AI SDK, for one, empties the tools for tool choice
-  "none", since Converse has no "none" (providers.md §7). The finding points at the first
+  "none", since Converse has no "none" (docs/providers.md §7). The finding points at the first
   such block.
 """
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 
-from toolnames_core.formats import BlockResponse
-from toolnames_core.formats import WireFormat
-from toolnames_core.formats import bad_choice
-from toolnames_core.formats import malformed
-from toolnames_core.formats import register
+from toolnames_core import codes
+from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import bad_choice
+from toolnames_core.formats.base import malformed
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
@@ -34,7 +34,7 @@ API = "bedrock-converse"
 # Bedrock's own answers carry the Coral namespace after the colon.
 _ERROR_TYPE = "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"
 
-# providers.md §7, observed (langgenius/dify #17545).
+# docs/providers.md §7, observed (langgenius/dify #17545).
 _NEEDS_TOOL_CONFIG = (
     "The toolConfig field must be defined when using toolUse and toolResult content blocks."
 )
@@ -46,11 +46,11 @@ def _read_tools(config: dict, view: RequestView) -> None:
         view.problems.append(malformed(("toolConfig", "tools"), "an array", tools))
         return
     if not tools:
-        # providers.md §7, observed (Portkey-AI/gateway #1124): "Value at 'toolConfig.tools'
+        # docs/providers.md §7, observed (Portkey-AI/gateway #1124): "Value at 'toolConfig.tools'
         # failed to satisfy constraint: Member must have length greater than or equal to 1".
         view.problems.append(
             Finding(
-                "tool-malformed",
+                codes.TOOL_MALFORMED,
                 "error",
                 "toolConfig.tools",
                 "toolConfig.tools is empty; Bedrock needs at least one tool when toolConfig is set",
@@ -76,7 +76,7 @@ def _read_tools(config: dict, view: RequestView) -> None:
 
 
 def _read_tool_choice(choice: object, view: RequestView) -> None:
-    # providers.md §7: a union of {"auto": {}}, {"any": {}} and {"tool": {"name": "X"}}; no "none".
+    # docs/providers.md §7: a union of {"auto": {}}, {"any": {}} and {"tool": {"name": "X"}}; no "none".
     where = ("toolConfig", "toolChoice")
     expected = (
         'expected exactly one of {"auto": {}}, {"any": {}} or {"tool": {"name": "<tool name>"}}'
@@ -111,7 +111,7 @@ def _read_history(messages: object, view: RequestView) -> JsonPath | None:
                     first = ("messages", i, "content", j, kind)
             if "toolUse" not in block:
                 continue
-            # providers.md §7: Bedrock validates history names too
+            # docs/providers.md §7: Bedrock validates history names too
             # ("Value at 'messages.73.member.content.2.member.toolUse.name' failed to satisfy ...").
             use = block["toolUse"]
             where = ("messages", i, "content", j, "toolUse", "name")
@@ -141,7 +141,7 @@ def read_request(body: dict) -> RequestView:
         path = format_path(first_block)
         view.problems.append(
             Finding(
-                "history-without-tools",
+                codes.HISTORY_WITHOUT_TOOLS,
                 "error",
                 path,
                 f"{path} is a {first_block[-1]} block but the request has no toolConfig; "
@@ -156,7 +156,7 @@ def block_response(message: str, finding: Finding) -> BlockResponse:
     # ValidationException for it from converse() and converse_stream() alike (checked with
     # botocore 1.44.8); the stream's error arrives before any event, as a plain JSON answer.
     headers = {"content-type": "application/json", "x-amzn-ErrorType": _ERROR_TYPE}
-    return 400, headers, json.dumps({"message": message}).encode()
+    return BlockResponse(400, headers, json.dumps({"message": message}).encode())
 
 
 def _tool_use_name(block: object, where: JsonPath, out: list[NameRef]) -> None:
@@ -166,7 +166,7 @@ def _tool_use_name(block: object, where: JsonPath, out: list[NameRef]) -> None:
 
 
 def read_calls(body: dict) -> list[NameRef]:
-    """providers.md §7: output.message.content[] holds {"toolUse": {"toolUseId", "name", "input"}}."""
+    """docs/providers.md §7: output.message.content[] holds {"toolUse": {"toolUseId", "name", "input"}}."""
     out: list[NameRef] = []
     output = body.get("output") if isinstance(body, dict) else None
     message = output.get("message") if isinstance(output, dict) else None
@@ -181,7 +181,7 @@ class StreamCollector:
     """The calls of one /converse-stream answer, an AWS event stream.
 
     Each event arrives as ``{<:event-type>: <payload>}``; a call's name is only in
-    ``contentBlockStart`` (providers.md §7). A call's path is ``events[N]`` (N counting from 0
+    ``contentBlockStart`` (docs/providers.md §7). A call's path is ``events[N]`` (N counting from 0
     the events given to the collector) followed by the path inside that dict:
     ``events[3].contentBlockStart.start.toolUse.name``.
     """
@@ -200,14 +200,12 @@ class StreamCollector:
         return list(self._calls)
 
 
-FORMAT = register(
-    WireFormat(
-        API,
-        "AWS Bedrock Converse",
-        read_request,
-        block_response,
-        read_calls=read_calls,
-        stream_collector=StreamCollector,
-        stream_framing="aws-eventstream",
-    )
+FORMAT = WireFormat(
+    API,
+    "AWS Bedrock Converse",
+    read_request,
+    block_response,
+    read_calls=read_calls,
+    stream_collector=StreamCollector,
+    stream_framing="aws-eventstream",
 )

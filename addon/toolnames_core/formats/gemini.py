@@ -1,4 +1,4 @@
-"""Google Gemini API and Vertex AI ``:generateContent`` / ``:streamGenerateContent`` (providers.md §6).
+"""Google Gemini API and Vertex AI ``:generateContent`` / ``:streamGenerateContent`` (docs/providers.md §6).
 
 The REST front end parses JSON into protobuf, so every field may be spelled in
 lowerCamelCase (``functionDeclarations``, what the SDKs send) or in the proto's
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 
-from toolnames_core.formats import BlockResponse
-from toolnames_core.formats import WireFormat
-from toolnames_core.formats import bad_choice
-from toolnames_core.formats import malformed
-from toolnames_core.formats import register
+from toolnames_core import codes
+from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import bad_choice
+from toolnames_core.formats.base import malformed
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
@@ -31,7 +31,7 @@ from toolnames_core.model import format_path
 
 API = "gemini"
 
-# FunctionCallingConfig.Mode (providers.md §6). Proto3 JSON also accepts an enum's number;
+# FunctionCallingConfig.Mode (docs/providers.md §6). Proto3 JSON also accepts an enum's number;
 # VALIDATED's number is not confirmed, so only the documented 0-3 are read as numbers.
 _MODES = ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED")
 _MODE_NUMBERS = {0: "MODE_UNSPECIFIED", 1: "AUTO", 2: "ANY", 3: "NONE"}
@@ -43,7 +43,11 @@ def _camel(snake: str) -> str:
 
 
 def _members(
-    obj: dict, snake: str, where: JsonPath, view: RequestView | None, code: str = "tool-malformed"
+    obj: dict,
+    snake: str,
+    where: JsonPath,
+    view: RequestView | None,
+    code: str = codes.TOOL_MALFORMED,
 ) -> list[tuple[str, object]]:
     """(key, value) of a field under each spelling present; JSON null counts as unset, as in proto3."""
     found = [(key, obj[key]) for key in (_camel(snake), snake) if obj.get(key) is not None]
@@ -96,7 +100,7 @@ def _read_tools(body: dict, view: RequestView) -> int:
 def _read_mode(config: dict, where: JsonPath, view: RequestView) -> str | None:
     mode = config.get("mode")
     if mode is None:
-        return "AUTO"  # providers.md §6: AUTO is the default
+        return "AUTO"  # docs/providers.md §6: AUTO is the default
     if isinstance(mode, int) and not isinstance(mode, bool) and mode in _MODE_NUMBERS:
         mode = _MODE_NUMBERS[mode]
     if isinstance(mode, str) and mode.upper() in _MODES:
@@ -111,7 +115,9 @@ def _read_allowed(config: dict, where: JsonPath, view: RequestView) -> tuple[lis
     """The allowedFunctionNames entries as NameRefs, and whether the field is set at all."""
     refs: list[NameRef] = []
     given = False
-    for key, names in _members(config, "allowed_function_names", where, view, "choice-malformed"):
+    for key, names in _members(
+        config, "allowed_function_names", where, view, codes.CHOICE_MALFORMED
+    ):
         if not isinstance(names, list):
             view.problems.append(
                 bad_choice((*where, key), names, "expected an array of function names")
@@ -129,12 +135,12 @@ def _read_allowed(config: dict, where: JsonPath, view: RequestView) -> tuple[lis
 
 
 def _read_tool_config(body: dict, declared: int, view: RequestView) -> None:
-    for tc_key, tool_config in _members(body, "tool_config", (), view, "choice-malformed"):
+    for tc_key, tool_config in _members(body, "tool_config", (), view, codes.CHOICE_MALFORMED):
         if not isinstance(tool_config, dict):
             view.problems.append(bad_choice((tc_key,), tool_config, "expected an object"))
             continue
         for fc_key, config in _members(
-            tool_config, "function_calling_config", (tc_key,), view, "choice-malformed"
+            tool_config, "function_calling_config", (tc_key,), view, codes.CHOICE_MALFORMED
         ):
             where = (tc_key, fc_key)
             if not isinstance(config, dict):
@@ -145,7 +151,7 @@ def _read_tool_config(body: dict, declared: int, view: RequestView) -> None:
             if mode is None:
                 continue
             if names_given and mode in ("AUTO", "NONE"):
-                # providers.md §6: "This should only be set when the Mode is ANY or VALIDATED."
+                # docs/providers.md §6: "This should only be set when the Mode is ANY or VALIDATED."
                 # What the API does otherwise is not known, so the names are not checked.
                 view.problems.append(
                     bad_choice(
@@ -170,7 +176,7 @@ def _read_tool_config(body: dict, declared: int, view: RequestView) -> None:
                 path = format_path(where)
                 view.problems.append(
                     Finding(
-                        "choice-without-tools",
+                        codes.CHOICE_WITHOUT_TOOLS,
                         "warning",
                         path,
                         f"{path} is set but the request declares no functions; the Gemini API rejects "
@@ -183,7 +189,7 @@ def _read_tool_config(body: dict, declared: int, view: RequestView) -> None:
 
 
 def _read_history(contents: object, view: RequestView) -> None:
-    # providers.md §6: functionCall parts sit in role "model" turns and functionResponse parts
+    # docs/providers.md §6: functionCall parts sit in role "model" turns and functionResponse parts
     # in the turn after. Both carry the tool's name; every role is read, since a misplaced part
     # is checked by the provider all the same. A missing name is allowed: Vertex's streamed
     # arguments (streamFunctionCallArguments) produce functionCall parts without one.
@@ -217,17 +223,17 @@ def read_request(body: dict) -> RequestView:
 
 
 def block_response(message: str, finding: Finding) -> BlockResponse:
-    # providers.md §6: Google's error shape; google-genai raises ClientError(400, INVALID_ARGUMENT)
+    # docs/providers.md §6: Google's error shape; google-genai raises ClientError(400, INVALID_ARGUMENT)
     # for it, on generate_content and generate_content_stream alike.
     error = {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
-    return (
+    return BlockResponse(
         400,
         {"content-type": "application/json; charset=UTF-8"},
         json.dumps({"error": error}).encode(),
     )
 
 
-# Response side (providers.md §6). A call's path is where its name sits in the response,
+# Response side (docs/providers.md §6). A call's path is where its name sits in the response,
 # e.g. candidates[0].content.parts[1].functionCall.name. In a stream, the path starts with
 # events[N], N counting from 0 the events given to the collector, followed by the path inside
 # that event (one GenerateContentResponse): events[3].candidates[0].content.parts[0].functionCall.name.
@@ -278,14 +284,12 @@ class StreamCollector:
         return list(self._calls)
 
 
-FORMAT = register(
-    WireFormat(
-        API,
-        "Gemini API / Vertex AI generateContent",
-        read_request,
-        block_response,
-        read_calls=read_calls,
-        stream_collector=StreamCollector,
-        stream_framing="sse",
-    )
+FORMAT = WireFormat(
+    API,
+    "Gemini API / Vertex AI generateContent",
+    read_request,
+    block_response,
+    read_calls=read_calls,
+    stream_collector=StreamCollector,
+    stream_framing="sse",
 )

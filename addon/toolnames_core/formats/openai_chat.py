@@ -1,21 +1,21 @@
-"""OpenAI Chat Completions, and every host that speaks it (providers.md §2, §4, §8-§13)."""
+"""OpenAI Chat Completions, and every host that speaks it (docs/providers.md §2, §4, §8-§13)."""
 
 from __future__ import annotations
 
 import json
 
-from toolnames_core.calls import PARALLEL_WRAPPERS
-from toolnames_core.calls import unwrap_parallel
-from toolnames_core.formats import BlockResponse
-from toolnames_core.formats import WireFormat
-from toolnames_core.formats import bad_choice
-from toolnames_core.formats import malformed
-from toolnames_core.formats import register
-from toolnames_core.formats import type_name
+from toolnames_core import codes
+from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import bad_choice
+from toolnames_core.formats.base import malformed
+from toolnames_core.formats.base import type_name
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.response_checks import PARALLEL_WRAPPERS
+from toolnames_core.response_checks import unwrap_parallel
 
 API = "openai-chat"
 _TOOL_KINDS = ("function", "custom")
@@ -59,7 +59,7 @@ def _read_tools(body: dict, view: RequestView) -> None:
                 if kind not in _TOOL_KINDS:
                     view.problems.append(
                         Finding(
-                            "tool-malformed",
+                            codes.TOOL_MALFORMED,
                             "error",
                             f"tools[{i}].type",
                             f'tools[{i}].type is {json.dumps(kind)}, expected "function" or "custom"',
@@ -68,7 +68,7 @@ def _read_tools(body: dict, view: RequestView) -> None:
                     continue
                 # Its name is missing or not a string (a good one was read above): say which.
                 _name_at(tool.get(kind), ("tools", i, kind, "name"), view, kind)
-    # Legacy `functions` (providers.md §2) offer tools too.
+    # Legacy `functions` (docs/providers.md §2) offer tools too.
     if body.get("functions") is not None:
         view.tools_given = True
         functions = body["functions"]
@@ -83,7 +83,7 @@ def _read_tools(body: dict, view: RequestView) -> None:
 
 def read_string_choice(value: str, where: tuple, view: RequestView) -> None:
     """A string ``tool_choice``: Chat Completions and Responses take the same three
-    (providers.md §2, §3)."""
+    (docs/providers.md §2, §3)."""
     if value in ("none", "auto", "required"):
         view.choices.append(Choice(value, where))
     else:
@@ -219,14 +219,16 @@ def read_request(body: dict) -> RequestView:
 
 
 def block_response(message: str, finding: Finding) -> BlockResponse:
-    # The shape OpenAI's SDKs turn into BadRequestError (providers.md §2).
+    # The shape OpenAI's SDKs turn into BadRequestError (docs/providers.md §2).
     error = {
         "message": message,
         "type": "invalid_request_error",
         "param": finding.path,
         "code": finding.code,
     }
-    return 400, {"content-type": "application/json"}, json.dumps({"error": error}).encode()
+    return BlockResponse(
+        400, {"content-type": "application/json"}, json.dumps({"error": error}).encode()
+    )
 
 
 def _call_refs(calls: object, base: tuple) -> list[tuple[NameRef, object]]:
@@ -270,9 +272,9 @@ def read_calls(body: dict) -> list[NameRef]:
     return with_unwrapped(found)
 
 
-class ChatCallCollector:
+class StreamCollector:
     """Chat completion chunks: a call's name comes once, in the first delta for its index;
-    later deltas carry only argument fragments (providers.md §2)."""
+    later deltas carry only argument fragments (docs/providers.md §2)."""
 
     MAX_ARGUMENTS = 1024 * 1024
 
@@ -320,13 +322,11 @@ class ChatCallCollector:
         return with_unwrapped([(ref, "".join(parts)) for ref, parts in self.found.values()])
 
 
-FORMAT = register(
-    WireFormat(
-        API,
-        "OpenAI Chat Completions",
-        read_request,
-        block_response,
-        read_calls=read_calls,
-        stream_collector=ChatCallCollector,
-    )
+FORMAT = WireFormat(
+    API,
+    "OpenAI Chat Completions",
+    read_request,
+    block_response,
+    read_calls=read_calls,
+    stream_collector=StreamCollector,
 )

@@ -1,4 +1,4 @@
-"""OpenAI Responses API, ``POST /v1/responses`` (providers.md §3).
+"""OpenAI Responses API, ``POST /v1/responses`` (docs/providers.md §3).
 
 How this adapter maps the format onto the shared model:
 
@@ -39,13 +39,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from toolnames_core.calls import PARALLEL_WRAPPERS
-from toolnames_core.formats import WireFormat
-from toolnames_core.formats import bad_choice
-from toolnames_core.formats import malformed
-from toolnames_core.formats import register
-from toolnames_core.formats import shown
-from toolnames_core.formats import type_name
+from toolnames_core import codes
+from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import bad_choice
+from toolnames_core.formats.base import malformed
+from toolnames_core.formats.base import shown
+from toolnames_core.formats.base import type_name
 from toolnames_core.formats.openai_chat import block_response
 from toolnames_core.formats.openai_chat import read_string_choice
 from toolnames_core.formats.openai_chat import with_unwrapped
@@ -54,6 +53,7 @@ from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import format_path
+from toolnames_core.response_checks import PARALLEL_WRAPPERS
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import describe_name
 from toolnames_core.rules import name_violations
@@ -62,9 +62,9 @@ API = "openai-responses"
 _TOOL_KINDS = ("function", "custom")
 _CALL_KINDS = {"function_call": "function", "custom_tool_call": "custom"}
 
-# providers.md §3: NamespaceToolParam.name / FunctionCallOutputItemParam.namespace are
+# docs/providers.md §3: NamespaceToolParam.name / FunctionCallOutputItemParam.namespace are
 # "maxLength 64, pattern ^[a-zA-Z0-9_-]+$" in the spec.
-NAMESPACE_RULE = NameRule("openai-namespace", "a-zA-Z0-9_-", 64, source="providers.md §3")
+NAMESPACE_RULE = NameRule("openai-namespace", "a-zA-Z0-9_-", 64, source="docs/providers.md §3")
 
 # Hosted tool types a choice may name by another member of the family: ToolChoiceTypes lists
 # the dated and undated web_search_preview and three computer spellings, while a tool of each
@@ -137,7 +137,7 @@ class _Offers:
             path = format_path((*where, "type"))
             view.problems.append(
                 _problem(
-                    "tool-malformed",
+                    codes.TOOL_MALFORMED,
                     (*where, "type"),
                     f'{path} is {shown(kind)}, expected a tool type such as "function"',
                 )
@@ -167,7 +167,7 @@ class _Offers:
                 path = format_path((*at, "type"))
                 view.problems.append(
                     _problem(
-                        "tool-malformed",
+                        codes.TOOL_MALFORMED,
                         (*at, "type"),
                         f'{path} is {shown(kind)}, expected "function" or "custom" inside a namespace',
                     )
@@ -195,7 +195,7 @@ class _Offers:
             if len(paths) > 1:
                 self.view.problems.append(
                     Finding(
-                        "name-duplicate",
+                        codes.NAME_DUPLICATE,
                         "warning",
                         paths[1],
                         f"namespace {describe_name(name)} is declared {len(paths)} times ({', '.join(paths)})",
@@ -211,7 +211,7 @@ def _tool_name(tool: dict, where: tuple, kind: str, view: RequestView) -> NameRe
         path = format_path(where)
         view.problems.append(
             _problem(
-                "tool-malformed",
+                codes.TOOL_MALFORMED,
                 (*where, "name"),
                 f'{path} has the Chat Completions shape {{"type": "{kind}", "{kind}": {{"name": ...}}}}; '
                 f"the Responses API wants the name at {path}.name",
@@ -316,7 +316,7 @@ def _read_input(items: object, offers: _Offers, view: RequestView) -> None:
             namespace = item.get("namespace")
             if isinstance(namespace, str):
                 _fixed_rule_problems(
-                    namespace, ("input", i, "namespace"), view, "history-name-invalid"
+                    namespace, ("input", i, "namespace"), view, codes.HISTORY_NAME_INVALID
                 )
 
 
@@ -362,7 +362,7 @@ def read_calls(body: dict) -> list[NameRef]:
 _FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-class ResponsesCallCollector:
+class StreamCollector:
     """Responses stream events: each output item is announced by ``response.output_item.added``
     (name included), repeated whole by ``.done`` and again in the final response, so calls are
     keyed by ``output_index`` (by item id when an event has none) and counted once."""
@@ -449,13 +449,11 @@ class ResponsesCallCollector:
         return with_unwrapped(found)
 
 
-FORMAT = register(
-    WireFormat(
-        API,
-        "OpenAI Responses",
-        read_request,
-        block_response,
-        read_calls=read_calls,
-        stream_collector=ResponsesCallCollector,
-    )
+FORMAT = WireFormat(
+    API,
+    "OpenAI Responses",
+    read_request,
+    block_response,
+    read_calls=read_calls,
+    stream_collector=StreamCollector,
 )

@@ -1,4 +1,4 @@
-"""The Anthropic Messages adapter (providers.md §5): request side, block answer, response side.
+"""The Anthropic Messages adapter (docs/providers.md §5): request side, block answer, response side.
 
 Request bodies come from tests/fixtures/sdk/anthropic-messages-*.json, captured from the real
 anthropic SDK (2.14.0). Server-tool and other bodies built here follow the SDK's param types
@@ -16,13 +16,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.testkit import answering_http_client
+from tests.testkit import exchange_for
 from tests.testkit import found
 from tests.testkit import refs
 from tests.testkit import response_fixture
 from tests.testkit import sdk_fixture
 from tests.testkit import stream_calls
 from tests.testkit import vocabulary_bodies
-from toolnames_core import analysis
+from toolnames_core import Exchange
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats.anthropic_messages import read_calls
 from toolnames_core.formats.anthropic_messages import read_request
@@ -42,8 +43,8 @@ def wire(body: dict) -> bytes:
     ).encode()
 
 
-def analyse(body: dict, rule: str = "anthropic", fix: bool = False) -> analysis.RequestAnalysis:
-    return analysis.analyse_request(wire(body), API, rule, fix=fix)
+def analyse(body: dict, rule: str = "anthropic", fix: bool = False) -> Exchange:
+    return exchange_for(wire(body), API, rule, fix=fix)
 
 
 def base_body(**extra) -> dict:
@@ -82,7 +83,7 @@ SDK_CASES = [
 
 @pytest.mark.parametrize(("case", "choices", "history"), SDK_CASES)
 def test_sdk_bodies_are_read_completely_and_raise_no_finding(case, choices, history):
-    result = analysis.analyse_request(sdk(case)["body_text"].encode(), API, "anthropic")
+    result = exchange_for(sdk(case)["body_text"].encode(), API, "anthropic")
     view = result.view
     assert result.findings == []
     assert [(t.path, t.name, t.kind) for t in view.tools] == [
@@ -325,7 +326,7 @@ def test_fix_mode_rewrites_only_the_named_choice():
     old = '"tool_choice":{"type":"tool","name":"get_weather"}'
     assert original.count(old) == 1
     sent = original.replace(old, '"tool_choice":{"type":"tool","name":"Get Weather"}')
-    result = analysis.analyse_request(sent.encode(), API, "anthropic", fix=True)
+    result = exchange_for(sent.encode(), API, "anthropic", fix=True)
     assert [(f.path, f.old, f.new) for f in result.fixes] == [
         ("tool_choice.name", "Get Weather", "get_weather")
     ]
@@ -364,7 +365,7 @@ def test_block_response_makes_the_anthropic_sdk_raise_bad_request():
         api_key="test-key",
         base_url="http://proxy.invalid",
         max_retries=0,
-        http_client=answering_http_client(analysis.block_response(result)),
+        http_client=answering_http_client(result.block_response()),
     )
     with pytest.raises(anthropic.BadRequestError) as raised:
         client.messages.create(

@@ -1,9 +1,9 @@
-"""The Bedrock Converse adapter: request side, block answer, response side (providers.md §7).
+"""The Bedrock Converse adapter: request side, block answer, response side (docs/providers.md §7).
 
 Bodies come from tests/fixtures/sdk/bedrock-converse-*.json, captured from boto3 1.44.8. The
 body marked "captured" below was produced the same way (boto3 1.44.8 against a local recorder,
 in a scratch venv) for what the fixtures lack: a cachePoint entry and {"auto": {}}. Response
-events follow providers.md §7 (vercel/ai fixture amazon-bedrock-tool-call.1.chunks.txt).
+events follow docs/providers.md §7 (vercel/ai fixture amazon-bedrock-tool-call.1.chunks.txt).
 """
 
 from __future__ import annotations
@@ -20,14 +20,16 @@ from mitmproxy.test import tutils
 import toolnames
 from tests import testkit
 from tests.testkit import RESPONSES_DIR
+from tests.testkit import exchange_for
 from tests.testkit import keyed_bodies
 from tests.testkit import replace_once
 from tests.testkit import response_fixture
 from tests.testkit import sdk_fixture
 from tests.testkit import stream_calls
-from toolnames_core import analysis
-from toolnames_core import calls
-from toolnames_core import checks
+from toolnames_core import Exchange
+from toolnames_core import request_checks
+from toolnames_core import response_checks
+from toolnames_core import streams
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import bedrock_converse
 from toolnames_core.rules import RULES
@@ -48,11 +50,13 @@ CAPTURED_CACHE_POINT_AUTO = (
 
 def findings(body: dict, rule: str = "bedrock") -> list[tuple[str, str, str]]:
     view = bedrock_converse.read_request(body)
-    return sorted((f.code, f.severity, f.path) for f in checks.check_request(view, RULES[rule]))
+    return sorted(
+        (f.code, f.severity, f.path) for f in request_checks.check_request(view, RULES[rule])
+    )
 
 
-def analyse(text: str, *, fix: bool = False) -> analysis.RequestAnalysis:
-    return analysis.analyse_request(text.encode(), "bedrock-converse", "bedrock", fix=fix)
+def analyse(text: str, *, fix: bool = False) -> Exchange:
+    return exchange_for(text.encode(), "bedrock-converse", "bedrock", fix=fix)
 
 
 def specs(*names: object) -> dict:
@@ -169,7 +173,7 @@ def test_unknown_tool_members_are_skipped_quietly():
     [
         ("", "name-empty"),
         ("a" * 65, "name-too-long"),
-        ("Complete Session", "name-invalid-chars"),  # providers.md §7, remote-swe-agents PR #457
+        ("Complete Session", "name-invalid-chars"),  # docs/providers.md §7, remote-swe-agents PR #457
         ("search.web", "name-invalid-chars"),
         ("mcp:read", "name-invalid-chars"),
     ],
@@ -184,7 +188,7 @@ def test_dashes_and_leading_digits_pass_the_bedrock_rule(name):
 
 
 def test_duplicate_tool_specs_only_warn():
-    # providers.md §7 has no Bedrock duplicate-name error.
+    # docs/providers.md §7 has no Bedrock duplicate-name error.
     assert findings(specs("a", "a")) == [
         ("name-duplicate", "warning", "toolConfig.tools[1].toolSpec.name")
     ]
@@ -203,7 +207,7 @@ def test_portable_rule_override_rejects_dashes():
 
 
 def test_history_tool_use_names_are_checked_against_the_rule():
-    # providers.md §1.2 / §7: a hallucinated name replayed in history fails every later request.
+    # docs/providers.md §1.2 / §7: a hallucinated name replayed in history fails every later request.
     body = {**specs("a"), "messages": [user(), tool_use("multi_tool_use.parallel"), tool_result()]}
     assert findings(body) == [
         ("history-name-invalid", "error", "messages[1].content[0].toolUse.name")
@@ -228,7 +232,9 @@ def test_history_tool_use_names_are_checked_against_the_rule():
 )
 def test_tool_blocks_without_tool_config_are_an_error(messages, path):
     view = bedrock_converse.read_request({"messages": messages})
-    (finding,) = [f for f in checks.check_request(view, RULE) if f.code == "history-without-tools"]
+    (finding,) = [
+        f for f in request_checks.check_request(view, RULE) if f.code == "history-without-tools"
+    ]
     assert (finding.severity, finding.path) == ("error", path)
     assert NEEDS_TOOL_CONFIG in finding.message
 
@@ -288,7 +294,7 @@ def test_malformed_tool_shapes_become_findings(body, expected):
     "choice",
     [
         "auto",
-        {"none": {}},  # providers.md §7: Converse has no "none"
+        {"none": {}},  # docs/providers.md §7: Converse has no "none"
         {"auto": {}, "any": {}},
         {},
         {"tool": {}},
@@ -348,7 +354,7 @@ def test_block_response_is_a_validation_exception():
         '"name": "get weather"',
     )
     result = analyse(sent)
-    status, headers, body = analysis.block_response(result)
+    status, headers, body = result.block_response()
     assert status == 400
     # botocore reads the error code from x-amzn-ErrorType, up to the first ':'.
     assert headers["x-amzn-ErrorType"].split(":", 1)[0] == "ValidationException"
@@ -422,13 +428,13 @@ def test_stream_collector_reads_the_name_from_content_block_start():
 def test_event_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     # On the wire the event type is the :event-type header and the payload the inner object.
     raw = testkit.aws_stream([next(iter(e.items())) for e in stream_events()])
-    tap = calls.StreamTap(bedrock_converse.FORMAT)
+    tap = streams.StreamTap(bedrock_converse.FORMAT)
     for i in range(0, len(raw), chunk_size):
         assert tap(raw[i : i + chunk_size]) == raw[i : i + chunk_size]
     tap(b"")
     assert tap.problem() is None
     view = bedrock_converse.read_request(sdk_fixture("bedrock-converse-stream")["body"])
-    found = calls.check_calls(tap.calls(), view)
+    found = response_checks.check_calls(tap.calls(), view)
     assert [(f.code, f.path) for f in found] == [
         ("response-unknown-tool", "events[4].contentBlockStart.start.toolUse.name")
     ]
@@ -567,7 +573,7 @@ def test_mangled_bodies_never_raise(body):
     text = json.dumps(body)
     for fix in (False, True):
         analyse(text, fix=fix)
-    checks.check_request(bedrock_converse.read_request(body), RULE)
+    request_checks.check_request(bedrock_converse.read_request(body), RULE)
     bedrock_converse.read_calls(body)
     stream_calls("bedrock-converse", [body])
 
@@ -595,6 +601,6 @@ def test_arbitrary_json_never_raises(body):
     if result.new_body is not None:
         json.loads(result.new_body)
     if result.errors:
-        analysis.block_response(result)
+        result.block_response()
     bedrock_converse.read_calls(body)
     stream_calls("bedrock-converse", [body])

@@ -1,4 +1,4 @@
-"""The Gemini / Vertex AI adapter: request side, block answer, response side (providers.md §6).
+"""The Gemini / Vertex AI adapter: request side, block answer, response side (docs/providers.md §6).
 
 Bodies come from tests/fixtures/sdk/gemini-*.json, captured from google-genai 3.6.1. Bodies
 marked "captured" below were produced the same way (google-genai 3.6.1 against a local
@@ -21,15 +21,17 @@ from mitmproxy.test import tutils
 
 import toolnames
 from tests.testkit import RESPONSES_DIR
+from tests.testkit import exchange_for
 from tests.testkit import keyed_bodies
 from tests.testkit import replace_once
 from tests.testkit import response_fixture
 from tests.testkit import sdk_fixture
 from tests.testkit import stream_calls
-from toolnames_core import analysis
-from toolnames_core import calls
-from toolnames_core import checks
+from toolnames_core import Exchange
 from toolnames_core import fixes
+from toolnames_core import request_checks
+from toolnames_core import response_checks
+from toolnames_core import streams
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import gemini
 from toolnames_core.rules import RULES
@@ -40,11 +42,13 @@ OFFERED = ["get_weather", "search_knowledge_base"]
 
 def findings(body: dict, rule: str = "gemini") -> list[tuple[str, str, str]]:
     view = gemini.read_request(body)
-    return sorted((f.code, f.severity, f.path) for f in checks.check_request(view, RULES[rule]))
+    return sorted(
+        (f.code, f.severity, f.path) for f in request_checks.check_request(view, RULES[rule])
+    )
 
 
-def analyse(text: str, *, fix: bool = False) -> analysis.RequestAnalysis:
-    return analysis.analyse_request(text.encode(), "gemini", "gemini", fix=fix)
+def analyse(text: str, *, fix: bool = False) -> Exchange:
+    return exchange_for(text.encode(), "gemini", "gemini", fix=fix)
 
 
 def declarations(*names: object, key: str = "functionDeclarations") -> dict:
@@ -514,7 +518,7 @@ def test_fix_leaves_an_allowed_name_no_rewrite_explains():
     )
     result = analyse(sent, fix=True)
     assert result.new_body is None
-    assert result.fix_skipped == [
+    assert [s.to_dict() for s in result.fix_skipped] == [
         {
             "path": "toolConfig.functionCallingConfig.allowedFunctionNames[0]",
             "name": "weather",
@@ -544,7 +548,7 @@ def test_block_response_is_googles_invalid_argument_error():
         sdk_fixture("gemini-tools")["body_text"], '"name": "get_weather"', '"name": "get weather"'
     )
     result = analyse(sent)
-    status, headers, body = analysis.block_response(result)
+    status, headers, body = result.block_response()
     assert status == 400
     assert headers == {"content-type": "application/json; charset=UTF-8"}
     error = json.loads(body)["error"]
@@ -616,20 +620,20 @@ def test_stream_collector_counts_each_call_once_by_its_named_part(name, expected
 def test_sse_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     # Google ends SSE events with CRLF CRLF and sends no [DONE].
     raw = (RESPONSES_DIR / "gemini-stream-function-call.sse").read_bytes()
-    tap = calls.StreamTap(gemini.FORMAT)
+    tap = streams.StreamTap(gemini.FORMAT)
     for i in range(0, len(raw), chunk_size):
         assert tap(raw[i : i + chunk_size]) == raw[i : i + chunk_size]
     tap(b"")
     assert tap.problem() is None
     view = gemini.read_request(sdk_fixture("gemini-stream")["body"])
-    found = calls.check_calls(tap.calls(), view)
+    found = response_checks.check_calls(tap.calls(), view)
     assert [(f.code, f.path) for f in found] == [
         ("response-unknown-tool", "events[0].candidates[0].content.parts[0].functionCall.name")
     ]
 
 
 def test_read_calls_finds_function_calls_in_every_candidate():
-    # providers.md §6: a part is {"functionCall": {...}, "thoughtSignature"?}.
+    # docs/providers.md §6: a part is {"functionCall": {...}, "thoughtSignature"?}.
     body = {
         "candidates": [
             {
@@ -675,7 +679,7 @@ def test_read_calls_reads_the_json_array_of_a_stream_without_alt_sse():
 
 
 def test_stream_collector_takes_names_from_sse_chunks_and_skips_nameless_parts():
-    # providers.md §6, Vertex streamFunctionCallArguments: only the first part carries the name.
+    # docs/providers.md §6, Vertex streamFunctionCallArguments: only the first part carries the name.
     chunks = [
         {"candidates": [{"content": {"role": "model", "parts": [{"text": "Checking"}]}}]},
         {
@@ -788,7 +792,7 @@ def test_mangled_bodies_never_raise(body):
     text = json.dumps(body)
     for fix in (False, True):
         analyse(text, fix=fix)
-    checks.check_request(gemini.read_request(body), RULE)
+    request_checks.check_request(gemini.read_request(body), RULE)
     gemini.read_calls(body)
     stream_calls("gemini", [body])
 
@@ -817,6 +821,6 @@ def test_arbitrary_json_never_raises(body):
     if result.new_body is not None:
         json.loads(result.new_body)
     if result.errors:
-        analysis.block_response(result)
+        result.block_response()
     gemini.read_calls(body)
     stream_calls("gemini", [body])

@@ -202,7 +202,7 @@ def test_tool_choice_and_function_call_are_both_read_when_both_are_sent():
 @pytest.mark.parametrize(
     "choice,path,says",
     [
-        # The AI SDK's internal shape, leaked onto the wire (providers.md §17).
+        # The AI SDK's internal shape, leaked onto the wire (docs/providers.md §17).
         ({"type": "tool", "toolName": "search.web"}, "tool_choice", "AI SDK"),
         # The Responses API's shape, sent to Chat Completions.
         ({"type": "function", "name": "get_weather"}, "tool_choice", "Responses API shape"),

@@ -1,4 +1,4 @@
-"""The OpenAI Responses adapter (providers.md §3): request side, block answer, response side.
+"""The OpenAI Responses adapter (docs/providers.md §3): request side, block answer, response side.
 
 Request bodies come from tests/fixtures/sdk/openai-responses-*.json, captured from the real
 openai SDK (3.57.0). Bodies built here for forms the fixtures lack follow the SDK's param
@@ -16,13 +16,15 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.testkit import answering_http_client
+from tests.testkit import exchange_for
 from tests.testkit import found
+from tests.testkit import judge
 from tests.testkit import refs
 from tests.testkit import response_fixture
 from tests.testkit import sdk_fixture
 from tests.testkit import stream_calls
 from tests.testkit import vocabulary_bodies
-from toolnames_core import analysis
+from toolnames_core import Exchange
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats.openai_responses import read_calls
 from toolnames_core.formats.openai_responses import read_request
@@ -40,8 +42,8 @@ def wire(body: dict) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def analyse(body: dict, rule: str = "openai", fix: bool = False) -> analysis.RequestAnalysis:
-    return analysis.analyse_request(wire(body), API, rule, fix=fix)
+def analyse(body: dict, rule: str = "openai", fix: bool = False) -> Exchange:
+    return exchange_for(wire(body), API, rule, fix=fix)
 
 
 def base_body(**extra) -> dict:
@@ -151,7 +153,7 @@ SDK_CASES = [
 
 @pytest.mark.parametrize(("case", "tools", "choices", "history"), SDK_CASES)
 def test_sdk_bodies_are_read_completely_and_raise_no_finding(case, tools, choices, history):
-    result = analysis.analyse_request(sdk(case)["body_text"].encode(), API, "openai")
+    result = exchange_for(sdk(case)["body_text"].encode(), API, "openai")
     view = result.view
     assert result.findings == []
     assert sorted(f"{t.path}={t.name}" for t in view.tools) == sorted(tools)
@@ -620,7 +622,7 @@ FIX_CASES = [
 
 @pytest.mark.parametrize(("original", "sent", "path"), FIX_CASES)
 def test_fix_mode_rewrites_only_the_mismatched_name(original, sent, path):
-    result = analysis.analyse_request(sent.encode(), API, "openai", fix=True)
+    result = exchange_for(sent.encode(), API, "openai", fix=True)
     assert [f.path for f in result.fixes] == [path]
     assert result.new_body == original.encode()
 
@@ -645,7 +647,7 @@ def test_fix_mode_rewrites_a_custom_allow_list_entry_and_a_namespaced_tool_choic
     bad = copy.deepcopy(good)
     bad["tool_choice"]["tools"][0]["name"] = "CRM Query"
     bad["tool_choice"]["tools"][1]["name"] = "Lookup Customer"
-    result = analysis.analyse_request(_sdk_text(bad).encode(), API, "openai", fix=True)
+    result = exchange_for(_sdk_text(bad).encode(), API, "openai", fix=True)
     assert sorted(f.path for f in result.fixes) == [
         "tool_choice.tools[0].name",
         "tool_choice.tools[1].name",
@@ -689,7 +691,7 @@ def test_block_response_makes_the_openai_sdk_raise_bad_request():
         api_key="sk-test",
         base_url="http://proxy.invalid/v1",
         max_retries=0,
-        http_client=answering_http_client(analysis.block_response(result)),
+        http_client=answering_http_client(result.block_response()),
     )
     with pytest.raises(openai.BadRequestError) as raised:
         client.responses.create(model="gpt-4.1", input="hi", tools=[fn("get_weather")])
@@ -778,7 +780,7 @@ NAMESPACED_TOOLS = base_body(
 def test_a_namespaced_call_must_name_a_tool_of_that_namespace(name, called_namespace, message):
     request = wire(NAMESPACED_TOOLS)
     calls = read_calls(namespaced_call(name, called_namespace))
-    findings = analysis.analyse_response(request, API, calls, complete=True)
+    findings = judge(request, API, calls, complete=True)
     if message is None:
         assert findings == []
     else:

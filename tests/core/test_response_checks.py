@@ -5,10 +5,11 @@ import json
 import pytest
 
 from tests.testkit import every_split
+from tests.testkit import judge
 from tests.testkit import sse
-from toolnames_core import analysis
-from toolnames_core.calls import StreamTap
+from toolnames_core import bodies
 from toolnames_core.formats import FORMATS
+from toolnames_core.streams import StreamTap
 
 
 def chat_request(tool_choice=None, tools=("get_weather",)):
@@ -23,7 +24,7 @@ def chat_request(tool_choice=None, tools=("get_weather",)):
 
 
 def chat_call_chunks(name, arguments='{"city":"Paris"}', index=0):
-    # Shaped as in vercel/ai's openai-chat-language-model.test.ts (providers.md §2):
+    # Shaped as in vercel/ai's openai-chat-language-model.test.ts (docs/providers.md §2):
     # the name comes once, arguments follow in fragments.
     first = {
         "index": index,
@@ -122,7 +123,7 @@ CHAT_STREAMS = [
 def findings_for(request: bytes, chunks: list[bytes], api="openai-chat", complete=True):
     tap = StreamTap(FORMATS[api])
     forwarded = b"".join(tap(chunk) for chunk in [*chunks, b""])
-    found = analysis.analyse_response(request, api, tap.calls(), complete and tap.ended)
+    found = judge(request, api, tap.calls(), complete and tap.ended)
     return forwarded, [(f.code, f.message) for f in found]
 
 
@@ -153,7 +154,7 @@ def test_chat_stream_cut_off_before_any_call_claims_nothing_about_the_forced_cho
     )
     tap = StreamTap(FORMATS["openai-chat"])
     tap(raw)  # the connection drops: mitmproxy never sends the final b""
-    assert analysis.analyse_response(request, "openai-chat", tap.calls(), complete=tap.ended) == []
+    assert judge(request, "openai-chat", tap.calls(), complete=tap.ended) == []
 
 
 def test_chat_non_streamed_response_calls_are_read_with_their_paths():
@@ -176,7 +177,7 @@ def test_chat_non_streamed_response_calls_are_read_with_their_paths():
             }
         ]
     }
-    calls, problem = analysis.read_response_calls(
+    calls, problem = bodies.read_response_calls(
         "openai-chat", "application/json", json.dumps(body).encode()
     )
     assert problem is None
@@ -190,7 +191,7 @@ def test_chat_non_streamed_response_calls_are_read_with_their_paths():
     "content", [b"<html>502</html>", b"", b"[1,2]", b'{"choices": "nope"}', b"{" * 5000]
 )
 def test_unreadable_or_odd_response_bodies_yield_no_calls_and_no_exception(content):
-    assert analysis.read_response_calls("openai-chat", "application/json", content) == ([], None)
+    assert bodies.read_response_calls("openai-chat", "application/json", content) == ([], None)
 
 
 def test_a_failing_collector_never_breaks_the_stream():
@@ -287,7 +288,7 @@ def provider_streams():
 def test_every_format_finds_the_unoffered_call_at_every_byte_split(provider_streams, api):
     content_type, raw = provider_streams[api]
     request = json.dumps(STREAMED_FORMATS[api][1]).encode()
-    assert analysis.read_response_calls(api, content_type, raw)[1] is None
+    assert bodies.read_response_calls(api, content_type, raw)[1] is None
     for chunks in every_split(raw):
         forwarded, found = findings_for(request, chunks, api)
         assert forwarded == raw

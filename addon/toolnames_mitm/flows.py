@@ -1,14 +1,14 @@
-"""The glue between mitmproxy flows and the pure core: bodies out, annotations in."""
+"""The glue between mitmproxy flows and the pure core: bodies out, records in."""
 
 from __future__ import annotations
 
 from mitmproxy import http
 
-from toolnames_core import analysis
-from toolnames_core import annotate
-from toolnames_core import calls
-from toolnames_core.model import Finding
-from toolnames_core.model import RequestView
+from toolnames_core.record import COMMENT_PREFIX
+from toolnames_core.record import MARKERS
+from toolnames_core.record import FlowRecord
+
+__all__ = ["META_KEY", "content", "header", "host", "mark", "record", "request_content", "show"]
 
 META_KEY = "toolnames"
 
@@ -70,47 +70,27 @@ def host(request: http.Request) -> str:
     return found
 
 
-def response_findings(
-    flow: http.HTTPFlow, api: str, complete: bool, request: bytes | RequestView | None
-) -> list[Finding] | None:
-    """Findings about the calls in a successful response; None when there was nothing to read.
-
-    ``request`` is what its request offered: the view the request check made, or the body
-    to read it from, or None when the body was left unread.
-    """
-    response = flow.response
-    if response is None or not 200 <= response.status_code < 300:
-        return None
-    tap = response.stream if isinstance(response.stream, calls.StreamTap) else None
-    if tap is not None:
-        if tap.checked:
-            return None
-        tap.checked = True
-        found, problem = tap.calls(), tap.problem()
-        complete = complete and tap.ended
-    elif response.raw_content is not None:
-        found, problem = analysis.read_response_calls(
-            api, header(response, b"content-type"), content(response) or b""
-        )
-    else:
-        return None  # streamed by someone else and not stored: nothing to read
-    if isinstance(request, RequestView):
-        findings = calls.check_calls(found, request, complete)
-    else:
-        findings = analysis.analyse_response(request, api, found, complete)
-    return [*findings, problem] if problem else findings
+def record(flow: http.HTTPFlow) -> FlowRecord | None:
+    """The toolnames record in a flow's metadata, if it holds one this version reads."""
+    return FlowRecord.from_metadata(flow.metadata.get(META_KEY))
 
 
-def show(flow: http.HTTPFlow) -> str | None:
-    """Mark and comment a flagged flow; the comment, or None when the flow is not flagged."""
-    meta = flow.metadata.get(META_KEY)
-    outcome = annotate.outcome(meta)  # None too for metadata this version cannot read
+def mark(flow: http.HTTPFlow, flow_record: FlowRecord) -> str | None:
+    """Store the record on the flow, and mark and comment it if it is flagged; the comment,
+    or None when the flow is not flagged."""
+    flow.metadata[META_KEY] = flow_record.to_metadata()
+    return show(flow, flow_record)
+
+
+def show(flow: http.HTTPFlow, flow_record: FlowRecord) -> str | None:
+    """Mark and comment a flagged flow, as mitmproxy shows flows; the comment, or None."""
+    outcome = flow_record.outcome
     if outcome is None:
         return None
     # A user's own marker or comment is theirs: only ours are replaced.
-    if not flow.marked or flow.marked in annotate.MARKERS.values():
-        flow.marked = annotate.MARKERS[outcome]
-    text = annotate.comment(meta)
-    if not flow.comment or flow.comment.startswith(annotate.COMMENT_PREFIX):
+    if not flow.marked or flow.marked in MARKERS.values():
+        flow.marked = MARKERS[outcome]
+    text = flow_record.comment()
+    if not flow.comment or flow.comment.startswith(COMMENT_PREFIX):
         flow.comment = text
     return text

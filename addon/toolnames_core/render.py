@@ -1,8 +1,8 @@
 """The toolnames content view as plain text: a request's or a response's tool names in tables.
 
-Pure: a body, its API and a rule id in, text out. ``mitm_view.py`` feeds it from a flow; the
-flow's toolnames metadata, when given, supplies the findings and fixes the addon recorded live
-(a fixed request's body no longer shows what was wrong with it).
+Pure: an ``Exchange`` in, text out. ``toolnames_mitm/view.py`` makes the exchange from a flow;
+the flow's record, when given, supplies the findings and fixes the addon recorded live (a fixed
+request's body no longer shows what was wrong with it).
 """
 
 from __future__ import annotations
@@ -12,14 +12,16 @@ import re
 import textwrap
 from collections import Counter
 
-from toolnames_core import analysis
-from toolnames_core import annotate
-from toolnames_core import calls as calls_
-from toolnames_core import checks
+from toolnames_core import codes
+from toolnames_core import response_checks
+from toolnames_core.exchange import Exchange
 from toolnames_core.formats import FORMATS
 from toolnames_core.model import SEVERITY_RANK
+from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.model import count_text
+from toolnames_core.record import FlowRecord
 from toolnames_core.rules import RULES
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import name_violations
@@ -65,15 +67,15 @@ def name_verdict(name: str, rule: NameRule) -> str:
     """``ok``, or every way the name breaks the rule, shortly."""
     parts = []
     for code, _reason in name_violations(name, rule):
-        if code == "name-empty":
+        if code == codes.NAME_EMPTY:
             parts.append("empty")
-        elif code == "name-too-long":
+        elif code == codes.NAME_TOO_LONG:
             parts.append(f"too long ({len(name)} > {rule.max_len})")
-        elif code == "name-invalid-chars":
+        elif code == codes.NAME_INVALID_CHARS:
             bad = sorted(set(re.findall(f"[^{rule.chars}]", name)))
             more = ", …" if len(bad) > 5 else ""
             parts.append("bad chars " + ", ".join(repr(c) for c in bad[:5]) + more)
-        elif code == "name-invalid-start":
+        elif code == codes.NAME_INVALID_START:
             parts.append(f"starts with {name[0]!r}")
         else:
             parts.append(code)
@@ -143,18 +145,22 @@ def _history_section(view: RequestView, rule: NameRule) -> list[str]:
     ]
 
 
-def _call_verdict(call: NameRef, view: RequestView) -> str:
-    if calls_.is_parallel_wrapper(call.name, view.offered_names):
+def _call_verdict(call: NameRef, exchange: Exchange) -> str:
+    if not exchange.readable:
+        return "not judged"
+    view = exchange.offered
+    if response_checks.is_parallel_wrapper(call.name, view.offered_names):
         return f"{ERROR} OpenAI's parallel wrapper, not a tool"
     known = view.offered_builtins if call.kind == "builtin" else view.offered_names
     return "offered" if call.name in known else f"{ERROR} never offered"
 
 
-def _calls_section(found: list[NameRef], view: RequestView) -> list[str]:
+def _calls_section(exchange: Exchange) -> list[str]:
+    found = exchange.response_calls
     if not found:
         return ["Calls in this response: none"]
     rows = [
-        (shown_name(c.name), len(c.name), c.kind, _call_verdict(c, view), c.path) for c in found
+        (shown_name(c.name), len(c.name), c.kind, _call_verdict(c, exchange), c.path) for c in found
     ]
     return [
         f"Calls in this response: {len(found)}",
@@ -162,138 +168,100 @@ def _calls_section(found: list[NameRef], view: RequestView) -> list[str]:
     ]
 
 
-def _findings_section(findings: list[dict], source: str) -> list[str]:
+def _findings_section(findings: list[Finding], source: str) -> list[str]:
     if not findings:
         return [f"Findings: none ({source})"]
-    ranked = sorted(findings, key=lambda f: -SEVERITY_RANK.get(f.get("severity", ""), 0))
-    lines = [f"Findings: {count_text(findings)} ({source})"]
-    width = max(len(f["code"]) for f in findings)
+    ranked = sorted(findings, key=lambda f: -SEVERITY_RANK[f.severity])
+    lines = [f"Findings: {count_text(f.severity for f in findings)} ({source})"]
+    width = max(len(f.code) for f in findings)
     for f in ranked:
-        mark = {"error": ERROR, "warning": WARNING}.get(f["severity"], " ")
-        where = f"  at {f['path']}" if f.get("path") else ""
-        lines.append(f"  {mark} {f['severity']:<7}  {f['code']:<{width}}{where}".rstrip())
-        message = " ".join(str(f["message"]).split())
+        mark = {"error": ERROR, "warning": WARNING}.get(f.severity, " ")
+        where = f"  at {f.path}" if f.path else ""
+        lines.append(f"  {mark} {f.severity:<7}  {f.code:<{width}}{where}".rstrip())
+        message = " ".join(f.message.split())
         lines += textwrap.wrap(
             message, MESSAGE_WIDTH, initial_indent="      ", subsequent_indent="      "
         )
     return lines
 
 
-def _fixes_section(meta: dict) -> list[str]:
+def _fixes_section(recorded: FlowRecord) -> list[str]:
     lines = []
-    fixes = meta.get("fixes") or []
-    if fixes:
-        rows = [
-            (shown_name(f["from"]), shown_name(f["to"]), f["rewrite"], f["path"]) for f in fixes
-        ]
+    if recorded.fixes:
+        rows = [(shown_name(f.old), shown_name(f.new), f.rewrite, f.path) for f in recorded.fixes]
         lines += [
             "",
-            f"Fixes: {len(fixes)}",
+            f"Fixes: {len(recorded.fixes)}",
             *table(("client sent", "sent on", "rewrite", "at"), rows),
         ]
-    skipped = [s for s in meta.get("fix_skipped") or [] if isinstance(s, dict)]
-    if skipped:
-        rows = [
-            (shown_name(str(s.get("name", ""))), str(s.get("reason", "")), str(s.get("path", "")))
-            for s in skipped
+    if recorded.fix_skipped:
+        rows = [(shown_name(s.name), s.reason, s.path) for s in recorded.fix_skipped]
+        lines += [
+            "",
+            f"Not fixed: {len(recorded.fix_skipped)}",
+            *table(("name", "why", "at"), rows),
         ]
-        lines += ["", f"Not fixed: {len(skipped)}", *table(("name", "why", "at"), rows)]
     return lines
 
 
-def _recorded(meta: object) -> dict | None:
-    return meta if isinstance(meta, dict) and annotate.well_formed(meta) else None
-
-
-def count_text(findings: list[dict]) -> str:
-    """``2 errors, 1 warning``; ``none`` when there are no findings."""
-    counts = Counter(f.get("severity") for f in findings)
-    parts = [
-        f"{counts[s]} {s}{'s' if counts[s] > 1 else ''}"
-        for s in ("error", "warning", "info")
-        if counts[s]
-    ]
-    return ", ".join(parts) or "none"
-
-
-def _header(api: str, side: str, rule: NameRule, meta: dict | None) -> list[str]:
-    lines = [f"toolnames: {FORMATS[api].title} {side}", f"Name rule: {rule.describe()}"]
-    if meta is not None:
-        outcome = annotate.outcome(meta)
-        mode = meta.get("mode", "?")
+def _header(exchange: Exchange, side: str, recorded: FlowRecord | None) -> list[str]:
+    rule = RULES[exchange.rule]
+    lines = [f"toolnames: {FORMATS[exchange.api].title} {side}", f"Name rule: {rule.describe()}"]
+    if recorded is not None:
+        outcome = recorded.outcome
         if outcome:
-            lines.append(f"Outcome: {outcome} in {mode} mode: {_OUTCOMES[outcome]}")
+            lines.append(f"Outcome: {outcome} in {recorded.mode} mode: {_OUTCOMES[outcome]}")
         else:
-            lines.append(f"Outcome: nothing to flag ({mode} mode)")
+            lines.append(f"Outcome: nothing to flag ({recorded.mode} mode)")
     return lines
 
 
-def _rule(rule: str) -> NameRule:
-    try:
-        return RULES[rule]
-    except KeyError:
-        raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}") from None
+def render_request(exchange: Exchange, recorded: FlowRecord | None = None) -> str:
+    """The request's tools, choice and history, each name judged under the exchange's rule.
 
-
-def render_request(content: bytes, api: str, rule: str, meta: dict | None = None) -> str:
-    """The request's tools, choice and history, each name judged under ``rule``.
-
-    ``meta`` is the flow's toolnames metadata; its findings and fixes are shown instead of
-    findings computed now, since a fixed body no longer holds what was wrong.
+    ``exchange`` has read its request. ``recorded`` is the flow's toolnames record; its
+    findings and fixes are shown instead of those found now, since a fixed body no longer
+    holds what was wrong.
     """
-    name_rule = _rule(rule)
-    meta = _recorded(meta)
-    lines = _header(api, "request", name_rule, meta)
-    view, problem = analysis.read_request(content, api)
-    fresh: list[dict] = [problem.to_dict()] if problem else []
+    name_rule = RULES[exchange.rule]
+    lines = _header(exchange, "request", recorded)
+    view = exchange.view
     if view is None:
-        if problem is None:
+        if exchange.readable:
             lines += ["", "This request names no tools: no tools, tool choice or tool calls."]
     else:
-        fresh += [f.to_dict() for f in checks.check_request(view, name_rule)]
         lines += ["", *_tools_section(view, name_rule)]
         lines += ["", *_choices_section(view)]
         lines += ["", *_history_section(view, name_rule)]
-    lines += ["", *_findings_of(meta, fresh, f"checked now under {name_rule.id}")]
+    source = f"checked now under {name_rule.id}"
+    lines += ["", *_findings_of(recorded, exchange.request_findings, source)]
     return "\n".join(lines) + "\n"
 
 
 def render_response(
-    content: bytes,
-    content_type: str,
-    api: str,
-    rule: str,
-    request_content: bytes | None = None,
-    meta: dict | None = None,
-    status: int | None = None,
+    exchange: Exchange, status: int | None, recorded: FlowRecord | None = None
 ) -> str:
-    """The tool calls a response makes, each checked against what the request offered."""
-    name_rule = _rule(rule)
-    meta = _recorded(meta)
-    lines = _header(api, "response", name_rule, meta)
-    if meta is not None and meta.get("action") == "blocked":
+    """The tool calls an answer makes, each checked against what the request offered.
+
+    ``exchange`` has read its request and checked the answer (``check_response``)."""
+    lines = _header(exchange, "response", recorded)
+    if recorded is not None and recorded.action == "blocked":
         lines += ["", "This answer is toolnames' own: the request was blocked."]
-    # As the addon does: a request that offers nothing readable offers no tools.
-    view = (analysis.read_request(request_content, api)[0] if request_content else None) or (
-        RequestView(api)
-    )
-    found, problem = analysis.read_response_calls(api, content_type, content)
-    lines += ["", *_calls_section(found, view)]
+    lines += ["", *_calls_section(exchange)]
     if status is not None and not 200 <= status < 300:
-        fresh: list[dict] = []
         source = f"HTTP {status}: calls are checked in successful responses only"
+    elif not exchange.readable:
+        source = "not checked: what the request offered could not be read"
     else:
-        checked = calls_.check_calls(found, view, complete=True)
-        fresh = [f.to_dict() for f in checked] + ([problem.to_dict()] if problem else [])
         source = "checked now against the request"
-    lines += ["", *_findings_of(meta, fresh, source)]
+    lines += ["", *_findings_of(recorded, exchange.response_findings, source)]
     return "\n".join(lines) + "\n"
 
 
-def _findings_of(meta: dict | None, fresh: list[dict], source: str) -> list[str]:
-    if meta is None:
+def _findings_of(recorded: FlowRecord | None, fresh: list[Finding], source: str) -> list[str]:
+    if recorded is None:
         return _findings_section(fresh, source)
     return [
-        *_findings_section(meta.get("findings", []), "recorded by toolnames for this flow"),
-        *_fixes_section(meta),
+        *_findings_section(recorded.findings, "recorded by toolnames for this flow"),
+        *_fixes_section(recorded),
     ]

@@ -1,4 +1,4 @@
-"""``toolnames.report``: the flows' side of the report; the summary itself is ``report.py``."""
+"""``toolnames.report``: the flows' side of the report; the summary itself is the core's."""
 
 from __future__ import annotations
 
@@ -12,18 +12,22 @@ from mitmproxy import flow
 from mitmproxy import http
 from mitmproxy.log import ALERT
 
-from toolnames_core import mitm_flows
-from toolnames_core import report
-from toolnames_core.mitm_flows import META_KEY
+from toolnames_core import FlowEntry
+from toolnames_core import format_summary
+from toolnames_core import summarize
+from toolnames_mitm.flows import META_KEY
+from toolnames_mitm.flows import host
+
+__all__ = ["entries", "run"]
 
 logger = logging.getLogger(__name__)
 
 
-def entries(flows: Sequence[flow.Flow]) -> list[report.FlowEntry]:
+def entries(flows: Sequence[flow.Flow]) -> list[FlowEntry]:
     return [
-        report.FlowEntry(
+        FlowEntry(
             f.id,
-            mitm_flows.host(f.request),
+            host(f.request),
             f.request.method,
             f.request.path,
             f.metadata.get(META_KEY),
@@ -35,8 +39,8 @@ def entries(flows: Sequence[flow.Flow]) -> list[report.FlowEntry]:
 
 def run(flows: Sequence[flow.Flow], path: str = "") -> dict:
     """Log the summary of ``flows`` at ALERT level; with a path, also write it as JSON."""
-    summary = report.summarize(entries(flows), selected=len(flows))
-    logger.log(ALERT, report.format_summary(summary))
+    summary = summarize(entries(flows), selected=len(flows))
+    logger.log(ALERT, format_summary(summary))
     if path:
         target = os.path.expanduser(path)
         try:

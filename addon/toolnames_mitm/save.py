@@ -12,11 +12,13 @@ from urllib.parse import unquote
 from mitmproxy import http
 from mitmproxy import io
 
+__all__ = ["REDACTED", "FlaggedFlowWriter", "redacted_copy", "redacted_path"]
+
 logger = logging.getLogger(__name__)
 
 REDACTED = "REDACTED-by-toolnames"
 
-# Where providers and gateways put credentials (providers.md; AWS SigV4 and session tokens too).
+# Where providers and gateways put credentials (docs/providers.md; AWS SigV4 and session tokens too).
 SECRET_HEADERS = (
     "authorization",
     "proxy-authorization",

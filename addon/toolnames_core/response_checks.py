@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 
-from toolnames_core.checks import offered_text
+from toolnames_core import codes
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.request_checks import offered_text
 from toolnames_core.rules import describe_name
-from toolnames_core.streams import EventDecoder
 
 # OpenAI's internal dispatch wrapper, which models sometimes return as a call
-# (providers.md §1.3; vercel/ai PR #19098 saw it named plain "parallel").
+# (docs/providers.md §1.3; vercel/ai PR #19098 saw it named plain "parallel").
 PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
 
 
@@ -65,7 +65,7 @@ def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) 
                 what = f"{called}, which was never offered; "
         findings.append(
             Finding(
-                "response-unknown-tool",
+                codes.RESPONSE_UNKNOWN_TOOL,
                 "error",
                 call.path,
                 f"the model called {what}{offered_text(view)}. "
@@ -111,77 +111,4 @@ def _names(names: list[str]) -> str:
 
 
 def _ignored(path: str, message: str) -> Finding:
-    return Finding("response-ignored-choice", "warning", path, f"{path} {message}")
-
-
-def is_stream(content_type: str) -> bool:
-    content_type = content_type.lower()
-    return content_type.startswith("text/event-stream") or content_type.startswith(
-        "application/vnd.amazon.eventstream"
-    )
-
-
-class StreamTap:
-    """Watches a streamed response go by: every chunk is returned at once, unchanged.
-
-    mitmproxy calls it with each chunk and with b"" at the end of the message. An HTTP/2
-    peer may also send an empty DATA frame mid-stream, which arrives as b"" too, so a b""
-    is the end only if nothing follows it: the last event is flushed when the calls are
-    read, not when the b"" comes.
-    """
-
-    def __init__(self, fmt) -> None:
-        self.decoder = EventDecoder(fmt.stream_framing)
-        self.collector = fmt.stream_collector()
-        self.ended = False
-        self.closed = False
-        self.checked = False
-        self.failure: str | None = None
-
-    def __call__(self, chunk: bytes) -> bytes:
-        if chunk:
-            self._read(lambda: self.decoder.feed(chunk))
-        self.ended = not chunk
-        return chunk
-
-    def _read(self, events) -> None:
-        if self.failure is None:
-            try:
-                for event in events():
-                    self.collector.event(event)
-            except Exception as e:  # noqa: BLE001
-                # A bug in a collector must never cost the client its stream: stop
-                # reading, keep forwarding, and say so on the flow.
-                self.failure = f"{type(e).__name__}: {e}"
-
-    def _close(self) -> None:
-        if self.ended and not self.closed:
-            self.closed = True
-            self._read(self.decoder.close)
-
-    def feed_all(self, content: bytes) -> StreamTap:
-        self(content)
-        self(b"")
-        return self
-
-    def calls(self) -> list[NameRef]:
-        self._close()
-        return self.collector.calls()
-
-    def problem(self) -> Finding | None:
-        self._close()
-        if self.failure:
-            return Finding(
-                "response-unreadable",
-                "warning",
-                "",
-                f"toolnames stopped reading the stream: {self.failure}",
-            )
-        if self.decoder.broken:
-            return Finding(
-                "response-unreadable",
-                "warning",
-                "",
-                "toolnames stopped reading the stream: an event was malformed or too large",
-            )
-        return None
+    return Finding(codes.RESPONSE_IGNORED_CHOICE, "warning", path, f"{path} {message}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from toolnames_core import codes
 from toolnames_core.model import Finding
 from toolnames_core.model import RequestView
 from toolnames_core.rules import NameRule
@@ -50,7 +51,7 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
             severity = "error" if rule.rejects_duplicates else "warning"
             findings.append(
                 Finding(
-                    "name-duplicate",
+                    codes.NAME_DUPLICATE,
                     severity,
                     paths[1],
                     f"{describe_name(name)} is offered {len(paths)} times ({', '.join(paths)}); "
@@ -71,7 +72,7 @@ def check_choices(view: RequestView) -> list[Finding]:
         if not view.tools:
             findings.append(
                 Finding(
-                    "choice-without-tools",
+                    codes.CHOICE_WITHOUT_TOOLS,
                     "error",
                     choice.path,
                     f"{choice.path} is {choice.mode!r} but the request offers no tools",
@@ -85,7 +86,7 @@ def check_choices(view: RequestView) -> list[Finding]:
             if ref.name not in offered:
                 findings.append(
                     Finding(
-                        "choice-not-in-tools",
+                        codes.CHOICE_NOT_IN_TOOLS,
                         "error",
                         ref.path,
                         f"{ref.path} {describe_name(ref.name)} names no offered tool; {offered_text(view)}",
@@ -105,7 +106,7 @@ def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
             why = "; ".join(reason for _, reason in reasons)
             findings.append(
                 Finding(
-                    "history-name-invalid",
+                    codes.HISTORY_NAME_INVALID,
                     "error",
                     ref.path,
                     f"{ref.path} {describe_name(ref.name)} {why}; providers reject the whole request for it",

@@ -4,13 +4,15 @@ import json
 
 import pytest
 
-from toolnames_core import analysis
-from toolnames_core.checks import check_request
-from toolnames_core.checks import offered_text
+from tests.testkit import exchange_for
+from toolnames_core import Exchange
+from toolnames_core import exchange
 from toolnames_core.formats.openai_chat import read_request
 from toolnames_core.model import Choice
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.request_checks import check_request
+from toolnames_core.request_checks import offered_text
 from toolnames_core.rules import RULES
 
 
@@ -358,9 +360,9 @@ def test_offered_text_lists_up_to_twelve_names_sorted(names, expected):
 # --- analysis: body bytes in, findings and the block message out ------------------------------
 
 
-def analyse(body: object, rule: str = "openai") -> analysis.RequestAnalysis:
+def analyse(body: object, rule: str = "openai") -> Exchange:
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return analysis.analyse_request(content, "openai-chat", rule)
+    return exchange_for(content, "openai-chat", rule)
 
 
 @pytest.mark.parametrize(
@@ -420,7 +422,7 @@ def test_an_object_without_any_tool_key_is_not_parsed_at_all():
 
 def test_block_message_leads_with_the_first_error_and_lists_the_offered_tools():
     result = analyse({"tools": [fn("get_weather"), fn("search.web")]})
-    assert analysis.block_message(result.findings, result.view) == (
+    assert exchange.block_message(result.findings, result.view) == (
         "toolnames: tools[1].function.name 'search.web' (10 chars) contains '.', outside rule openai "
         "(a-zA-Z0-9_-, max 64); offered: 'get_weather', 'search.web'. "
         "The request was blocked by toolnames and never reached the provider."
@@ -429,13 +431,13 @@ def test_block_message_leads_with_the_first_error_and_lists_the_offered_tools():
 
 def test_block_message_for_a_missing_choice_does_not_list_the_offered_tools_twice():
     result = analyse({"tools": [fn("search_web")], "tool_choice": named("search.web")})
-    message = analysis.block_message(result.findings, result.view)
+    message = exchange.block_message(result.findings, result.view)
     assert message.count("offered:") == 1
 
 
 def test_block_message_counts_the_other_errors_and_names_at_most_five():
     result = analyse({"tools": [fn(f"bad.{i}") for i in range(8)]})
-    message = analysis.block_message(result.findings, result.view)
+    message = exchange.block_message(result.findings, result.view)
     assert ". 7 more error(s): name-invalid-chars at tools[1].function.name, " in message
     assert "tools[5].function.name and 2 more." in message
     assert "tools[6]" not in message
@@ -443,7 +445,7 @@ def test_block_message_counts_the_other_errors_and_names_at_most_five():
 
 def test_block_response_answers_with_the_first_error_as_code_and_param():
     result = analyse({"tools": [fn("ok")], "tool_choice": named("search.web")})
-    status, headers, body = analysis.block_response(result)
+    status, headers, body = result.block_response()
     error = json.loads(body)["error"]
     assert status == 400 and headers["content-type"] == "application/json"
     assert (error["code"], error["param"], error["type"]) == (

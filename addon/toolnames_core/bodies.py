@@ -1,0 +1,120 @@
+"""Reading bodies: the tool-key scan that spares most bodies a parse, and the parse itself."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from toolnames_core import codes
+from toolnames_core.formats import FORMATS
+from toolnames_core.formats.base import type_name
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
+from toolnames_core.streams import StreamTap
+from toolnames_core.streams import is_stream
+
+__all__ = [
+    "TOOL_KEY_START",
+    "has_tool_keys",
+    "nothing_to_check",
+    "parse_object",
+    "read_request",
+    "read_response_calls",
+    "unreadable",
+]
+
+# A body that is a JSON object and holds none of these keys has nothing to check,
+# so it is never parsed: requests without tools, and answers without calls, cost a
+# substring search. Keys are matched as clients write them; one whose letters are
+# \u-escaped (which no JSON encoder does unasked) is not seen.
+TOOL_KEYS = re.compile(
+    rb'"(?:tools|tool_choice|functions|function_call|tool_calls|custom_tool_call|additional_tools'
+    rb"|toolConfig|tool_config|functionCall|functionResponse|function_response|toolUse|toolResult"
+    rb"|tool_use|tool_result|function_call_output)\""
+)
+# What every tool key starts with: found a third faster than the keys themselves in a
+# long conversation, then confirmed where it matched.
+TOOL_KEY_START = re.compile(rb'"(?:tool|function|custom_tool_call"|additional_tools")')
+OBJECT_START = re.compile(rb"\s*\{")
+JSON_CONTAINER_START = re.compile(rb"\s*[\[{]")
+
+
+def unreadable(message: str) -> Finding:
+    return Finding(
+        codes.REQUEST_UNREADABLE, "warning", "", f"toolnames could not read this request: {message}"
+    )
+
+
+def parse_object(content: bytes) -> tuple[dict | None, Finding | None]:
+    try:
+        body = json.loads(content)
+    except RecursionError:
+        return None, unreadable("the JSON is nested too deeply to read")
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError alike
+        return None, unreadable(f"the body is not JSON ({e})")
+    if not isinstance(body, dict):
+        return None, unreadable(f"the body is {type_name(body)}, not a JSON object")
+    return body, None
+
+
+def nothing_to_check(content: bytes) -> bool:
+    """A JSON object without any tool key: no finding is possible, so it is never parsed."""
+    return OBJECT_START.match(content) is not None and not _has_tool_key(content)
+
+
+def has_tool_keys(content: bytes) -> bool:
+    """A JSON object that holds a tool key somewhere: found by a scan, never a parse."""
+    return OBJECT_START.match(content) is not None and _has_tool_key(content)
+
+
+def _has_tool_key(content: bytes) -> bool:
+    start = TOOL_KEY_START.search(content)
+    while start is not None:
+        if TOOL_KEYS.match(content, start.start()):
+            return True
+        start = TOOL_KEY_START.search(content, start.end())
+    return False
+
+
+def read_request(
+    content: bytes, api: str, *, scanned: bool = False
+) -> tuple[RequestView | None, Finding | None]:
+    """What a request body offers; (None, None) for a body without tools. ``scanned``: the
+    caller knows the body holds a tool key."""
+    if not scanned and nothing_to_check(content):
+        return None, None
+    body, problem = parse_object(content)
+    if body is None:
+        return None, problem
+    try:
+        return FORMATS[api].read_request(body), None
+    except RecursionError:
+        # json.loads took it, but on Python 3.11 json.dumps of a nested value (for a
+        # message), called a few frames deeper, can still hit the recursion limit.
+        return None, unreadable("the JSON is nested too deeply to read")
+
+
+def read_response_calls(
+    api: str, content_type: str, content: bytes
+) -> tuple[list[NameRef], Finding | None]:
+    """The tool calls in a complete response body, streamed or not."""
+    fmt = FORMATS[api]
+    if is_stream(content_type):
+        if fmt.stream_collector is None:
+            return [], None
+        tap = StreamTap(fmt).feed_all(content)
+        return tap.calls(), tap.problem()
+    if fmt.read_calls is None or not JSON_CONTAINER_START.match(content):
+        return [], None  # an error page or other non-JSON answer carries no calls
+    if not _has_tool_key(content):
+        return [], None  # every format's calls sit under a tool key: most answers are text
+    try:
+        body = json.loads(content)
+    except (ValueError, RecursionError):
+        return [], None
+    # Gemini's streamGenerateContent without alt=sse answers with a JSON array of chunks.
+    bodies = body if isinstance(body, list) else [body]
+    return [
+        call for part in bodies if isinstance(part, dict) for call in fmt.read_calls(part)
+    ], None

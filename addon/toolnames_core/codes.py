@@ -1,0 +1,75 @@
+"""The catalogue of finding codes: every code a finding can carry, with what it means.
+
+Modules build findings with these names, never with string literals, so that a code is
+spelled once; the README's findings table lists the same codes (a test holds them equal).
+The codes themselves are a stable interface: users filter on them in flow metadata,
+``scripts/scan --json`` and ``toolnames.report``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = [
+    "CATALOGUE",
+    "CHOICE_MALFORMED",
+    "CHOICE_NOT_IN_TOOLS",
+    "CHOICE_WITHOUT_TOOLS",
+    "HISTORY_NAME_INVALID",
+    "HISTORY_WITHOUT_TOOLS",
+    "NAME_DUPLICATE",
+    "NAME_EMPTY",
+    "NAME_INVALID_CHARS",
+    "NAME_INVALID_START",
+    "NAME_TOO_LONG",
+    "REQUEST_UNREADABLE",
+    "RESPONSE_IGNORED_CHOICE",
+    "RESPONSE_UNKNOWN_TOOL",
+    "RESPONSE_UNREADABLE",
+    "TOOL_MALFORMED",
+    "CodeInfo",
+]
+
+NAME_EMPTY = "name-empty"
+NAME_TOO_LONG = "name-too-long"
+NAME_INVALID_CHARS = "name-invalid-chars"
+NAME_INVALID_START = "name-invalid-start"
+NAME_DUPLICATE = "name-duplicate"
+TOOL_MALFORMED = "tool-malformed"
+CHOICE_NOT_IN_TOOLS = "choice-not-in-tools"
+CHOICE_WITHOUT_TOOLS = "choice-without-tools"
+CHOICE_MALFORMED = "choice-malformed"
+HISTORY_NAME_INVALID = "history-name-invalid"
+HISTORY_WITHOUT_TOOLS = "history-without-tools"
+REQUEST_UNREADABLE = "request-unreadable"
+RESPONSE_UNKNOWN_TOOL = "response-unknown-tool"
+RESPONSE_IGNORED_CHOICE = "response-ignored-choice"
+RESPONSE_UNREADABLE = "response-unreadable"
+
+
+class CodeInfo(NamedTuple):
+    side: str  # "request" or "response": which message the finding is about
+    meaning: str
+
+
+CATALOGUE: dict[str, CodeInfo] = {
+    NAME_EMPTY: CodeInfo("request", "a tool name is empty"),
+    NAME_TOO_LONG: CodeInfo("request", "a tool name is longer than the rule allows"),
+    NAME_INVALID_CHARS: CodeInfo("request", "a tool name holds characters the rule rejects"),
+    NAME_INVALID_START: CodeInfo("request", "a tool name starts with a character the rule rejects"),
+    NAME_DUPLICATE: CodeInfo("request", "two tools share one name"),
+    TOOL_MALFORMED: CodeInfo("request", "a tool or call is not shaped as the format requires"),
+    CHOICE_NOT_IN_TOOLS: CodeInfo(
+        "request", "a named or allowed tool choice names no offered tool"
+    ),
+    CHOICE_WITHOUT_TOOLS: CodeInfo("request", "a tool choice is set but no tools are offered"),
+    CHOICE_MALFORMED: CodeInfo("request", "a tool choice is not shaped as the format requires"),
+    HISTORY_NAME_INVALID: CodeInfo("request", "a call in the history has a name the rule rejects"),
+    HISTORY_WITHOUT_TOOLS: CodeInfo(
+        "request", "the history holds tool use but no tools are offered"
+    ),
+    REQUEST_UNREADABLE: CodeInfo("request", "toolnames could not read the request"),
+    RESPONSE_UNKNOWN_TOOL: CodeInfo("response", "the model called a tool that was never offered"),
+    RESPONSE_IGNORED_CHOICE: CodeInfo("response", "the model ignored a forced tool choice"),
+    RESPONSE_UNREADABLE: CodeInfo("response", "toolnames could not read the answer"),
+}

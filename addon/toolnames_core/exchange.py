@@ -1,0 +1,243 @@
+"""One LLM API exchange, from the request's bytes to the findings about its answer.
+
+An ``Exchange`` holds everything toolnames knows about one request and its response, the
+way h11's ``Connection`` holds one connection: what the request offered (its view), what
+was wrong with it, what fix mode changed, and what the answer called. It is the one answer
+to "what is this answer checked against?", used by the live addon, the scanner, the content
+view and the report alike.
+
+    exchange = Exchange("openai-chat", "openai")
+    exchange.check_request(body, fix=True)        # findings, fixes, exchange.new_body
+    exchange.check_response(200, "application/json", answer)
+    exchange.findings                              # request's, then response's
+"""
+
+from __future__ import annotations
+
+from toolnames_core import bodies
+from toolnames_core import codes
+from toolnames_core import endpoints
+from toolnames_core import fixes as fixes_
+from toolnames_core import request_checks
+from toolnames_core import response_checks
+from toolnames_core.formats import FORMATS
+from toolnames_core.formats import BlockResponse
+from toolnames_core.model import Finding
+from toolnames_core.model import Fix
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
+from toolnames_core.model import SkippedFix
+from toolnames_core.rules import RULES
+from toolnames_core.streams import StreamTap
+
+__all__ = ["Exchange", "inspect_exchange"]
+
+
+class Exchange:
+    """One request and its answer. The request is checked once (``check_request``,
+    ``request_unreadable`` or ``request_without_tools``), then the answer once."""
+
+    __slots__ = (
+        "api",
+        "rule",
+        "view",
+        "readable",
+        "request_checked",
+        "request_findings",
+        "fixes",
+        "fix_skipped",
+        "new_body",
+        "blocked",
+        "response_checked",
+        "response_calls",
+        "response_findings",
+    )
+
+    def __init__(self, api: str, rule: str) -> None:
+        if api not in FORMATS:
+            raise ValueError(f"unknown API {api!r}; known APIs: {', '.join(FORMATS)}")
+        if rule not in RULES:
+            raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}")
+        self.api = api
+        self.rule = rule
+        # What the request offered; None for a request without tools or one not read.
+        self.view: RequestView | None = None
+        # False when the request could not be read: what it offered is unknown, so no call
+        # in its answer can be judged.
+        self.readable = True
+        self.request_checked = False
+        self.request_findings: list[Finding] = []
+        self.fixes: list[Fix] = []
+        self.fix_skipped: list[SkippedFix] = []
+        # The body as fix mode rewrote it, to send on instead of the client's.
+        self.new_body: bytes | None = None
+        # The answer is toolnames' own: nothing of the provider's to check.
+        self.blocked = False
+        self.response_checked = False
+        self.response_calls: list[NameRef] = []
+        self.response_findings: list[Finding] = []
+
+    # -- the request -------------------------------------------------------------------
+
+    def request_without_tools(self) -> None:
+        """The request is known to name no tools (the tool-key scan found none)."""
+        self.request_checked = True
+
+    def request_unreadable(self, problem: str) -> None:
+        """The request's body cannot be read (too large, streamed, undecodable)."""
+        self.request_checked = True
+        self.readable = False
+        self.request_findings = [bodies.unreadable(problem)]
+
+    def check_request(
+        self,
+        content: bytes,
+        *,
+        problem: str | None = None,
+        fix: bool = False,
+        scanned: bool = False,
+    ) -> None:
+        """Read and check the request. ``problem``: why its body cannot be read, if it
+        cannot; ``fix``: plan fix mode's rewrites (``new_body``); ``scanned``: the caller's
+        tool-key scan found a key, so it is not scanned again."""
+        if problem is not None:
+            self.request_unreadable(problem)
+            return
+        self.request_checked = True
+        view, problem = bodies.read_request(content, self.api, scanned=scanned)
+        if problem:
+            self.readable = False
+            self.request_findings = [problem]
+        if view is None:
+            return
+        self.view = view
+        self.request_findings = request_checks.check_request(view, RULES[self.rule])
+        if fix and any(f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings):
+            self._fix(content)
+
+    def _fix(self, content: bytes) -> None:
+        plan = fixes_.plan_fixes(self.view)
+        self.fix_skipped = plan.skipped
+        if not plan.fixes:
+            return
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            self.fix_skipped += [
+                SkippedFix(f.path, f.old, "the body is not UTF-8; left as sent") for f in plan.fixes
+            ]
+            return
+        self.fixes = plan.fixes
+        self.new_body = fixes_.apply_fixes(text, plan.fixes).encode("utf-8")
+        # The answer is judged against what the provider was sent: the view takes the
+        # fixed names (the record keeps what the client sent), and the new body is not read.
+        fixed = {fix.where: fix.new for fix in plan.fixes}
+        for choice in self.view.choices:
+            for ref in choice.names:
+                ref.name = fixed.get(ref.where, ref.name)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.request_findings if f.severity == "error"]
+
+    def block_response(self) -> BlockResponse:
+        """The answer that replaces the provider's for a request with errors; the exchange
+        is then blocked, and that answer is never checked."""
+        self.blocked = True
+        errors = self.errors
+        return FORMATS[self.api].block_response(block_message(errors, self.view), errors[0])
+
+    # -- the answer --------------------------------------------------------------------
+
+    def check_response(
+        self, status: int | None, content_type: str, content: bytes, complete: bool = True
+    ) -> list[Finding]:
+        """Check a whole answer body (streamed bodies included, read whole)."""
+        if not self._judges(status):
+            return []
+        calls, problem = bodies.read_response_calls(self.api, content_type, content)
+        return self.check_calls(calls, complete, problem)
+
+    def check_stream(self, status: int | None, tap: StreamTap, complete: bool) -> list[Finding]:
+        """Check an answer read as it streamed by; ``complete`` False if it broke off."""
+        if not self._judges(status):
+            return []
+        return self.check_calls(tap.calls(), complete and tap.ended, tap.problem())
+
+    def response_unread(self) -> None:
+        """The answer is done but its body was not kept (streamed through by another addon)."""
+        self.response_checked = True
+
+    def _judges(self, status: int | None) -> bool:
+        # Calls are judged once, in successful answers of the provider, against a request
+        # that was read: an unread request's offer is unknown, not empty.
+        if self.response_checked:
+            return False
+        self.response_checked = True
+        ok = status is not None and 200 <= status < 300
+        return ok and self.request_checked and not self.blocked
+
+    def check_calls(
+        self, calls: list[NameRef], complete: bool = True, problem: Finding | None = None
+    ) -> list[Finding]:
+        """Judge the calls of a successful answer, read by the caller; ``problem``: what
+        kept the caller from reading all of it."""
+        self.response_checked = True
+        self.response_calls = calls
+        found = []
+        if self.readable:
+            found = response_checks.check_calls(calls, self.offered, complete)
+        if problem:
+            found.append(problem)
+        self.response_findings = found
+        return found
+
+    @property
+    def offered(self) -> RequestView:
+        """What the answer is checked against: the request's view, or an empty offer."""
+        return self.view or RequestView(self.api)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [*self.request_findings, *self.response_findings]
+
+
+def block_message(errors: list[Finding], view: RequestView | None) -> str:
+    first = errors[0]
+    message = f"toolnames: {first.message}"
+    if first.code != codes.CHOICE_NOT_IN_TOOLS and view is not None:
+        message += f"; {request_checks.offered_text(view)}"
+    if len(errors) > 1:
+        rest = ", ".join(f"{f.code} at {f.path}" for f in errors[1:6])
+        more = f" and {len(errors) - 6} more" if len(errors) > 6 else ""
+        message += f". {len(errors) - 1} more error(s): {rest}{more}"
+    return message + ". The request was blocked by toolnames and never reached the provider."
+
+
+def inspect_exchange(
+    method: str,
+    host: str,
+    path: str,
+    request_content: bytes | None,
+    response_status: int | None = None,
+    response_content_type: str = "",
+    response_content: bytes | None = None,
+    overrides: tuple = (),
+    request_problem: str | None = None,
+) -> Exchange | None:
+    """Everything the live addon checks, for one recorded request and its response.
+
+    Used by the scanner over flow files, HAR files and cassettes; None when the request
+    is not an LLM API call toolnames knows. ``request_problem`` says why a recorded body
+    could not be read (an undecodable content-encoding), reported as the live addon does.
+    """
+    api = endpoints.detect_api(method, path)
+    if api is None:
+        return None
+    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides))
+    if request_content is None and request_problem is None:
+        request_problem = "the recording holds no request body"
+    exchange.check_request(request_content or b"", problem=request_problem)
+    if response_content is not None:
+        exchange.check_response(response_status, response_content_type, response_content)
+    return exchange

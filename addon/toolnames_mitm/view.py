@@ -1,0 +1,154 @@
+"""The ``toolnames`` content view: an LLM API flow's tool names as tables, in mitmweb and the console.
+
+It uses the content view API of mitmproxy 12. mitmproxy 11 has only the old one, so there the
+addon runs without the view and says so once in the log. The text comes from the core's ``render.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mitmproxy import contentviews
+from mitmproxy import ctx
+from mitmproxy import http
+from mitmproxy import version
+from mitmproxy.utils import human
+
+from toolnames_core import RULES
+from toolnames_core import Exchange
+from toolnames_core import FlowRecord
+from toolnames_core import RuleOverride
+from toolnames_core import choose_rule
+from toolnames_core import detect_api
+from toolnames_core import has_tool_keys
+from toolnames_core import parse_rule_override
+from toolnames_core import render_request
+from toolnames_core import render_response
+from toolnames_core.codes import CATALOGUE
+from toolnames_mitm import flows
+
+__all__ = ["VIEW_NAME", "ToolnamesView", "available", "exchange_of", "register"]
+
+logger = logging.getLogger(__name__)
+
+VIEW_NAME = "toolnames"
+# Above the JSON view (1), so a request that names tools opens in this view.
+PREFERRED = 2.0
+
+NOT_LLM = (
+    "toolnames reads the requests and responses of the LLM APIs it knows "
+    "(POST .../chat/completions, .../responses, .../v1/messages, ...:generateContent, "
+    ".../model/<id>/converse); this message is not one of them.\n"
+)
+
+# mitmproxy 11 has no Contentview; the class is still defined there, but never registered.
+_Base = getattr(contentviews, "Contentview", object)
+_said_unavailable = False
+
+
+def _option(name: str, parse, default):
+    # The view is called outside any hook: read the option directly, and forgive a bad
+    # value (the addon's configure has already reported it).
+    try:
+        return parse(getattr(ctx.options, name))
+    except (AttributeError, KeyError, ValueError):
+        return default
+
+
+def _overrides(specs) -> tuple[RuleOverride, ...]:
+    return tuple(parse_rule_override(s) for s in specs)
+
+
+def exchange_of(flow: http.HTTPFlow) -> tuple[Exchange, FlowRecord | None] | None:
+    """A fresh exchange for the flow, with the flow's record; None for a flow that is not
+    an LLM API call toolnames knows. Its request is left for the caller to read."""
+    request = flow.request
+    api = detect_api(request.method, request.path)
+    if api is None:
+        return None
+    recorded = flows.record(flow)
+    # The rule the addon applied when the flow went through, if it recorded one.
+    if recorded is not None and recorded.rule in RULES:
+        return Exchange(api, recorded.rule), recorded
+    overrides = _option("toolnames_rule", _overrides, ())
+    return Exchange(api, choose_rule(api, flows.host(request), overrides, request.port)), recorded
+
+
+def _message_of(metadata) -> tuple[http.HTTPFlow, bool] | None:
+    """The HTTP flow a message belongs to, and whether it is the request."""
+    flow = getattr(metadata, "flow", None)
+    message = getattr(metadata, "http_message", None)
+    if not isinstance(flow, http.HTTPFlow) or message is None:
+        return None
+    return flow, message is flow.request
+
+
+class ToolnamesView(_Base):
+    """Tables of the tools offered, the tool choice, the calls in history and in the
+    response, and the findings and fixes, for every wire format toolnames reads."""
+
+    name = VIEW_NAME
+
+    def prettify(self, data: bytes, metadata) -> str:
+        message = _message_of(metadata)
+        found = exchange_of(message[0]) if message else None
+        if found is None:
+            return NOT_LLM
+        (flow, is_request), (exchange, recorded) = message, found
+        if is_request:
+            exchange.check_request(data)
+            return render_request(exchange, recorded)
+        # The answer is judged against the request as the addon read it.
+        max_body = _option("toolnames_max_body", human.parse_size, 0) or 0
+        content, problem = flows.request_content(flow.request, max_body)
+        exchange.check_request(content, problem=problem)
+        status = flow.response.status_code if flow.response else None
+        exchange.check_response(status, getattr(metadata, "content_type", None) or "", data)
+        return render_response(exchange, status, recorded)
+
+    def render_priority(self, data: bytes, metadata) -> float:
+        # Called for every message mitmweb or the console shows: cheap for anything that
+        # is not an LLM API call, and never raising.
+        try:
+            message = _message_of(metadata)
+            if message is None:
+                return -1
+            flow, is_request = message
+            if detect_api(flow.request.method, flow.request.path) is None:
+                return -1
+            if is_request:
+                # A scan, not a parse: this runs each time a message is shown, and an
+                # agent's request can be megabytes of history.
+                return PREFERRED if has_tool_keys(data) else 0
+            recorded = flows.record(flow)
+            flagged = recorded is not None and any(
+                CATALOGUE.get(f.code, None) is not None and CATALOGUE[f.code].side == "response"
+                for f in recorded.findings
+            )
+            return PREFERRED if flagged else 0
+        except Exception:  # noqa: BLE001
+            # A view that raises here is logged with a traceback on every message shown.
+            logger.debug("toolnames view: render_priority failed", exc_info=True)
+            return -1
+
+
+def available() -> bool:
+    return _Base is not object
+
+
+def register() -> None:
+    """Add the view to mitmproxy's content views (mitmproxy 12); on 11, say once that it is missing."""
+    global _said_unavailable
+    if not available():
+        if not _said_unavailable:
+            _said_unavailable = True
+            logger.info(
+                "toolnames: the toolnames content view needs mitmproxy 12 or later "
+                "(this is mitmproxy %s); checks, markers and comments work without it.",
+                version.VERSION,
+            )
+        return
+    registry = getattr(contentviews, "registry", None)
+    if registry is not None and isinstance(registry.get(VIEW_NAME), ToolnamesView):
+        return  # loaded again (a second instance, or a script reload): already there
+    contentviews.add(ToolnamesView)
