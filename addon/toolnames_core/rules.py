@@ -63,7 +63,9 @@ RULES: dict[str, NameRule] = {
         # docs/providers.md §9: OpenAI-compatible; the 64 limit is reported, not documented.
         NameRule("groq", _OPENAI_CHARS, 64, source="docs/providers.md §9"),
         # docs/providers.md §2: DeepSeek repeats OpenAI's texts and rejects "Tool names must be unique."
-        NameRule("deepseek", _OPENAI_CHARS, 64, rejects_duplicates=True, source="docs/providers.md §2"),
+        NameRule(
+            "deepseek", _OPENAI_CHARS, 64, rejects_duplicates=True, source="docs/providers.md §2"
+        ),
         # docs/providers.md §10: "(A-Za-z0-9_) and can't begin with a digit"; no length limit found.
         NameRule("cohere", "A-Za-z0-9_", None, first="A-Za-z_", source="docs/providers.md §10"),
         # docs/providers.md §1.1: the one rule every provider above accepts.

@@ -175,8 +175,6 @@ def test_the_scan_before_the_parse_knows_the_key_of_every_call(api, answer):
     assert [c.name for c in calls] == ["x"]
 
 
-
-
 @pytest.mark.parametrize("request_content", [None, b"", b'{"tools": [ broken', b"[1, 2]"])
 def test_calls_answering_a_request_that_could_not_be_read_are_not_judged(request_content):
     # What the request offered is unknown: no call can be said to be unoffered.

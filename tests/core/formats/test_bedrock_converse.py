@@ -173,7 +173,10 @@ def test_unknown_tool_members_are_skipped_quietly():
     [
         ("", "name-empty"),
         ("a" * 65, "name-too-long"),
-        ("Complete Session", "name-invalid-chars"),  # docs/providers.md §7, remote-swe-agents PR #457
+        (
+            "Complete Session",
+            "name-invalid-chars",
+        ),  # docs/providers.md §7, remote-swe-agents PR #457
         ("search.web", "name-invalid-chars"),
         ("mcp:read", "name-invalid-chars"),
     ],
