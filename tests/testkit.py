@@ -34,6 +34,7 @@ import toolnames
 from tests.conftest import REPO_ROOT
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
+from toolnames_core import detect_api
 from toolnames_core import render_request
 from toolnames_core import render_response
 from toolnames_core.formats import FORMATS
@@ -390,3 +391,60 @@ def record_metadata(
     """A flow's toolnames metadata as the addon writes it; ``fixes`` are ``Fix`` records."""
     recorded = [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in fixes or []]
     return FlowRecord(api, rule, mode, action, list(findings), recorded).to_metadata()
+
+
+# -- request and answer bodies the view tests render ---------------------------------------------
+
+
+def load_sdk(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+REQUEST_FIXTURES = sorted(SDK_DIR.glob("*.json"))
+
+
+def fixtures_of(api: str) -> list[Path]:
+    return [p for p in REQUEST_FIXTURES if detect_api("POST", load_sdk(p)["path"]) == api]
+
+
+# tests/fixtures/responses/ (README.md there); older trees kept them in sdk/responses/.
+RESPONSES = next(
+    d
+    for d in (SDK_DIR.parent / "responses", SDK_DIR / "responses")
+    if d.is_dir() and any(d.iterdir())
+)
+RESPONSE_FIXTURES = sorted(
+    p for p in RESPONSES.iterdir() if p.suffix in (".json", ".sse", ".jsonl", ".txt")
+)
+
+
+def chat_body(tools=("get_weather",), tool_choice=None, history=()) -> bytes:
+    messages: list[dict] = [{"role": "user", "content": "hi"}]
+    for name in history:
+        call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": "{}"}}
+        messages.append({"role": "assistant", "tool_calls": [call]})
+    body: dict = {"model": "gpt-4.1", "messages": messages}
+    if tools is not None:
+        body["tools"] = [{"type": "function", "function": {"name": n}} for n in tools]
+    if tool_choice is not None:
+        body["tool_choice"] = {"type": "function", "function": {"name": tool_choice}}
+    return json.dumps(body).encode()
+
+
+def chat_answer(*names: str) -> bytes:
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": "{}"}}
+        for i, n in enumerate(names)
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    return json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
+
+
+def row_of(text: str, name: str) -> str:
+    """The table row that starts with ``name`` (rows are indented by two spaces)."""
+    return next(line for line in text.splitlines() if line.startswith(f"  {name} "))
+
+
+def cells(row: str) -> list[str]:
+    """A row's cells: columns are at least two spaces apart."""
+    return re.split(r" {2,}", row.strip())

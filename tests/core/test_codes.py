@@ -1,0 +1,30 @@
+"""The finding catalogue (codes.py): one spelling of each code, the same list as the README."""
+
+import re
+from pathlib import Path
+
+from toolnames_core import codes
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_every_code_constant_is_in_the_catalogue_and_named_after_its_code():
+    constants = {
+        name: value for name, value in vars(codes).items() if name.isupper() and name != "CATALOGUE"
+    }
+    assert set(constants.values()) == set(codes.CATALOGUE)
+    for name, value in constants.items():
+        assert value == name.lower().replace("_", "-")
+
+
+def test_the_readme_findings_table_lists_exactly_the_catalogue():
+    table = re.findall(
+        r"^\| `([a-z]+(?:-[a-z]+)+)` \| (?:error|warning|info)", README.read_text(), re.M
+    )
+    assert sorted(table) == sorted(codes.CATALOGUE)
+
+
+def test_each_code_says_which_message_it_is_about():
+    for code, info in codes.CATALOGUE.items():
+        assert info.side == ("response" if code.startswith("response-") else "request")
+        assert info.meaning

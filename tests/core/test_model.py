@@ -1,0 +1,63 @@
+"""The plain data the adapters, checks and fixes share (model.py)."""
+
+import pytest
+
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
+from toolnames_core.model import SkippedFix
+from toolnames_core.model import count_text
+from toolnames_core.model import format_path
+
+
+@pytest.mark.parametrize(
+    "where,path",
+    [
+        (("tools", 3, "function", "name"), "tools[3].function.name"),
+        (
+            ("contents", 0, "parts", 1, "functionCall", "name"),
+            "contents[0].parts[1].functionCall.name",
+        ),
+        ((0, "name"), "[0].name"),
+        ((), ""),
+    ],
+)
+def test_a_path_is_printed_as_providers_print_it(where, path):
+    assert format_path(where) == path
+
+
+@pytest.mark.parametrize(
+    "severities,text",
+    [
+        ([], "none"),
+        (["error"], "1 error"),
+        (["warning", "error", "error", "info"], "2 errors, 1 warning, 1 info"),
+    ],
+)
+def test_count_text_names_each_severity_once_worst_first(severities, text):
+    assert count_text(severities) == text
+
+
+def test_a_finding_and_a_skipped_fix_become_the_dicts_flow_metadata_holds():
+    finding = Finding("name-empty", "error", "tools[0].name", "empty", "openai")
+    assert finding.to_dict() == {
+        "code": "name-empty",
+        "severity": "error",
+        "path": "tools[0].name",
+        "message": "empty",
+        "rule": "openai",
+    }
+    assert "rule" not in Finding("request-unreadable", "warning", "", "x").to_dict()
+    assert SkippedFix("p", "n", "why").to_dict() == {"path": "p", "name": "n", "reason": "why"}
+
+
+def test_built_in_tools_are_offered_apart_from_functions():
+    view = RequestView(
+        "openai-responses",
+        tools=[
+            NameRef("search", ("tools", 0, "name")),
+            NameRef("web_search", ("tools", 1), "builtin"),
+        ],
+    )
+    assert view.offered_names == {"search"}
+    assert view.offered_builtins == {"web_search"}

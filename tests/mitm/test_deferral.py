@@ -1,0 +1,43 @@
+"""Observe mode's deferred checks (deferral.py): checked at completion or by the one timer."""
+
+import asyncio
+
+from mitmproxy.test import tflow
+
+from toolnames_core import Exchange
+from toolnames_mitm import deferral
+
+
+def pending_recorder():
+    ran, swept = [], []
+    return ran, swept, deferral.Deferral(lambda p: ran.append(p.flow.id), swept.extend)
+
+
+async def test_a_check_runs_once_whether_the_flow_completes_or_the_timer_fires(monkeypatch):
+    monkeypatch.setattr(deferral, "DEFER_SECONDS", 0.01)
+    ran, swept, d = pending_recorder()
+    loop = asyncio.get_running_loop()
+    early, late = tflow.tflow(), tflow.tflow()
+    for f in (early, late):
+        d.add(loop, f, Exchange("openai-chat", "openai"), b"{}", None)
+    assert d.run_now(early.id).flow is early  # completed before its time
+    assert d.run_now(early.id) is None
+    await asyncio.sleep(0.05)
+    assert ran == [early.id, late.id]
+    assert swept == [late]
+    assert d.pending == {} and d.timer is None
+
+
+async def test_one_timer_serves_every_pending_check_and_run_all_leaves_none(monkeypatch):
+    monkeypatch.setattr(deferral, "DEFER_SECONDS", 3600)
+    ran, _, d = pending_recorder()
+    loop = asyncio.get_running_loop()
+    flows = [tflow.tflow() for _ in range(3)]
+    timers = set()
+    for f in flows:
+        d.add(loop, f, Exchange("openai-chat", "openai"), b"{}", None)
+        timers.add(d.timer)
+    assert len(timers) == 1
+    d.run_all()
+    assert ran == [f.id for f in flows]
+    assert d.timer is None and d.pending == {}
