@@ -33,7 +33,6 @@ from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy.utils import human
 
-from toolnames_core import FORMATS
 from toolnames_core import RULES
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
@@ -271,10 +270,9 @@ class ToolNames:
         if not is_stream(flows.header(response, b"content-type")):
             return  # a whole body is read once the flow completes
         exchange = self.exchanges.get(flow)
-        if exchange is not None:
-            fmt = FORMATS[exchange.api]
-            if fmt.stream_collector:
-                response.stream = StreamTap(fmt)
+        tap = exchange.stream_tap() if exchange is not None else None
+        if tap is not None:
+            response.stream = tap
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._complete(flow, complete=True)
@@ -305,8 +303,13 @@ class ToolNames:
         if response is not None and isinstance(response.stream, StreamTap):
             exchange.check_stream(status, response.stream, complete)
         elif response is not None and response.raw_content is not None:
+            content = flows.content(response) or b""
+            # Fix mode's aliases go back to the app's names before the client sees them.
+            restored = exchange.restore(content) if flow.live else None
+            if restored is not None:
+                response.content = restored
             content_type = flows.header(response, b"content-type")
-            exchange.check_response(status, content_type, flows.content(response) or b"", complete)
+            exchange.check_response(status, content_type, content, complete)
         else:
             exchange.response_unread()
         recorded = None

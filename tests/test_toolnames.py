@@ -1122,3 +1122,78 @@ def test_the_addon_the_scanner_and_the_view_give_one_answer(fixture, request_kin
         assert "response-unknown-tool" in [code for code, _ in live]
     if hasattr(contentviews, "Contentview"):  # the view needs mitmproxy 12
         assert view_findings(api, path, request, content_type, answer) == live
+
+
+# --- fix mode renames what the rule rejects, and restores the answer --------------------------
+
+
+def renaming_flow(tn, answer: bytes, content_type: str, chunk: int = 0) -> http.HTTPFlow:
+    """A live flow through the addon in fix mode: a request offering MCP-style names, and
+    the provider's ``answer`` (streamed in ``chunk``-byte pieces when ``chunk``)."""
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [fn("github.create_issue"), fn("ok_tool")],
+        "tool_choice": named("github.create_issue"),
+    }
+    f = tflow.tflow(
+        req=tutils.treq(
+            method=b"POST", path=b"/v1/chat/completions", content=json.dumps(body).encode()
+        )
+    )
+    f.live = True
+    tn.request(f)
+    f.response = http.Response.make(200, answer, {"content-type": content_type})
+    tn.responseheaders(f)
+    if chunk:
+        out = b"".join(
+            f.response.stream(answer[i : i + chunk]) for i in range(0, len(answer), chunk)
+        )
+        f.response.content = out + f.response.stream(b"")
+    tn.response(f)
+    return f
+
+
+ALIAS = (
+    "github_create_issue_" + __import__("hashlib").sha256(b"github.create_issue").hexdigest()[:8]
+)
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 7, 1000])
+def test_fix_mode_sends_aliases_and_the_app_gets_its_own_names_back(chunk):
+    tn = toolnames.ToolNames()
+    with taddons.context(tn) as tctx:
+        tctx.configure(tn, toolnames_mode="fix")
+        call = {"id": "c0", "type": "function", "function": {"name": ALIAS, "arguments": "{}"}}
+        if chunk:
+            events = [
+                {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, **call}]}}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+            ]
+            answer = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+            content_type = "text/event-stream"
+        else:
+            answer = json.dumps({"choices": [{"message": {"tool_calls": [call]}}]}).encode()
+            content_type = "application/json"
+        f = renaming_flow(tn, answer, content_type, chunk)
+    sent = json.loads(f.request.content)
+    assert [t["function"]["name"] for t in sent["tools"]] == [ALIAS, "ok_tool"]
+    assert sent["tool_choice"]["function"]["name"] == ALIAS
+    assert f.response.content == answer.replace(ALIAS.encode(), b"github.create_issue")
+    meta = f.metadata["toolnames"]
+    assert meta["action"] == "fixed" and meta["restored"] == 1
+    assert [(x["from"], x["to"], x["rewrite"]) for x in meta["fixes"]] == [
+        ("github.create_issue", ALIAS, "alias")
+    ] * 2
+    assert "response-unknown-tool" not in [x["code"] for x in meta["findings"]]
+    assert f.comment.startswith(
+        f"toolnames fixed renamed 'github.create_issue' → '{ALIAS}' (2 places); restored 1 name(s)"
+    )
+
+
+def test_observe_mode_renames_nothing():
+    tn = toolnames.ToolNames()
+    with taddons.context(tn):
+        answer = json.dumps({"choices": [{"message": {"content": "hi"}}]}).encode()
+        f = renaming_flow(tn, answer, "application/json")
+    assert b"github.create_issue" in f.request.content
+    assert f.metadata["toolnames"]["action"] == "observed"

@@ -14,12 +14,14 @@ view and the report alike.
 
 from __future__ import annotations
 
+from toolnames_core import aliases
 from toolnames_core import bodies
 from toolnames_core import codes
 from toolnames_core import endpoints
 from toolnames_core import fixes as fixes_
 from toolnames_core import request_checks
 from toolnames_core import response_checks
+from toolnames_core.aliases import Restorer
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
 from toolnames_core.model import Finding
@@ -49,6 +51,7 @@ class Exchange:
         "new_body",
         "blocked",
         "response_checked",
+        "restorer",
         "response_calls",
         "response_findings",
     )
@@ -71,6 +74,8 @@ class Exchange:
         self.fix_skipped: list[SkippedFix] = []
         # The body as fix mode rewrote it, to send on instead of the client's.
         self.new_body: bytes | None = None
+        # Fix mode's aliases, to put the app's names back into the answer.
+        self.restorer: Restorer | None = None
         # The answer is toolnames' own: nothing of the provider's to check.
         self.blocked = False
         self.response_checked = False
@@ -112,29 +117,39 @@ class Exchange:
             return
         self.view = view
         self.request_findings = request_checks.check_request(view, RULES[self.rule])
-        if fix and any(f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings):
+        if fix and self.request_findings:
             self._fix(content)
 
     def _fix(self, content: bytes) -> None:
-        plan = fixes_.plan_fixes(self.view)
-        self.fix_skipped = plan.skipped
-        if not plan.fixes:
+        """Fix mode: point a mismatched choice at the tool the client meant (a known client
+        rewrite), and send every name the rule rejects under an alias (``aliases.py``)."""
+        view = self.view
+        choices = fixes_.FixPlan()
+        if any(f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings):
+            choices = fixes_.plan_fixes(view)
+        renames = aliases.plan_aliases(view, RULES[self.rule], {f.where for f in choices.fixes})
+        self.fix_skipped = choices.skipped + renames.skipped
+        planned = choices.fixes + renames.fixes
+        if not planned:
             return
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError:
             self.fix_skipped += [
-                SkippedFix(f.path, f.old, "the body is not UTF-8; left as sent") for f in plan.fixes
+                SkippedFix(f.path, f.old, "the body is not UTF-8; left as sent") for f in planned
             ]
             return
-        self.fixes = plan.fixes
-        self.new_body = fixes_.apply_fixes(text, plan.fixes).encode("utf-8")
-        # The answer is judged against what the provider was sent: the view takes the
-        # fixed names (the record keeps what the client sent), and the new body is not read.
-        fixed = {fix.where: fix.new for fix in plan.fixes}
-        for choice in self.view.choices:
+        self.fixes = planned
+        self.new_body = fixes_.apply_fixes(text, planned).encode("utf-8")
+        # The answer is judged against what the provider was sent: a fixed choice names
+        # the tool it now names (the record keeps what the client sent); aliased names
+        # are judged as the app's own, once the answer has them back.
+        fixed = {fix.where: fix.new for fix in choices.fixes}
+        for choice in view.choices:
             for ref in choice.names:
                 ref.name = fixed.get(ref.where, ref.name)
+        if renames.aliases:
+            self.restorer = Restorer(renames.aliases)
 
     @property
     def errors(self) -> list[Finding]:
@@ -148,6 +163,26 @@ class Exchange:
         return FORMATS[self.api].block_response(block_message(errors, self.view), errors[0])
 
     # -- the answer --------------------------------------------------------------------
+
+    def restore(self, content: bytes) -> bytes | None:
+        """The answer with the app's names back in place of fix mode's aliases; None when
+        nothing in it was renamed."""
+        if self.restorer is None:
+            return None
+        restored = self.restorer(content)
+        return restored if restored != content else None
+
+    def stream_tap(self) -> StreamTap | None:
+        """A tap for the streamed answer: it reads the calls and restores the app's names."""
+        fmt = FORMATS[self.api]
+        if fmt.stream_collector is None:
+            return None
+        return StreamTap(fmt, self.restorer)
+
+    @property
+    def restored(self) -> int:
+        """How many names in the answer were given back to the app so far."""
+        return self.restorer.restored if self.restorer else 0
 
     def check_response(
         self, status: int | None, content_type: str, content: bytes, complete: bool = True
@@ -183,6 +218,9 @@ class Exchange:
         """Judge the calls of a successful answer, read by the caller; ``problem``: what
         kept the caller from reading all of it."""
         self.response_checked = True
+        if self.restorer is not None:
+            for call in calls:
+                call.name = self.restorer.name(call.name)  # judged as the app's own name
         self.response_calls = calls
         found = []
         if self.readable:

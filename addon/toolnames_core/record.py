@@ -13,6 +13,7 @@ from dataclasses import field
 from typing import NamedTuple
 
 from toolnames_core import codes
+from toolnames_core.aliases import ALIAS_REWRITE
 from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
@@ -47,6 +48,8 @@ class FlowRecord:
     findings: list[Finding] = field(default_factory=list)
     fixes: list[RecordedFix] = field(default_factory=list)
     fix_skipped: list[SkippedFix] = field(default_factory=list)
+    # Names in the answer given back to the app in place of fix mode's aliases.
+    restored: int = 0
     saved: bool = False
 
     @classmethod
@@ -60,6 +63,7 @@ class FlowRecord:
             exchange.findings,
             [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in exchange.fixes],
             list(exchange.fix_skipped),
+            exchange.restored,
         )
 
     # -- as flow metadata ----------------------------------------------------------------
@@ -76,6 +80,8 @@ class FlowRecord:
             meta["fixes"] = [f.to_dict() for f in self.fixes]
         if self.fix_skipped:
             meta["fix_skipped"] = [s.to_dict() for s in self.fix_skipped]
+        if self.restored:
+            meta["restored"] = self.restored
         if self.saved:
             meta["saved"] = True
         return storable(meta)
@@ -93,6 +99,9 @@ class FlowRecord:
             return None
         if head[3] not in ACTIONS or (head[3] == "fixed" and not fixes):
             return None
+        restored = meta.get("restored", 0)
+        if type(restored) is not int or restored < 0:
+            return None
         return cls(
             *head,
             findings=[
@@ -102,6 +111,7 @@ class FlowRecord:
             ],
             fixes=[RecordedFix(f["path"], f["from"], f["to"], f["rewrite"]) for f in fixes],
             fix_skipped=[SkippedFix(s["path"], s["name"], s["reason"]) for s in skipped],
+            restored=restored,
             saved=meta.get("saved") is True,
         )
 
@@ -125,9 +135,9 @@ class FlowRecord:
     def comment(self) -> str:
         """One line: the outcome and the worst finding, as the flow list shows it."""
         if self.outcome == "fixed":
-            fixed = "; ".join(f"{f.path} '{f.old}' → '{f.new}' ({f.rewrite})" for f in self.fixes)
-            text = f"{COMMENT_PREFIX} fixed {fixed}"
-            others = [f for f in self.findings if f.code != codes.CHOICE_NOT_IN_TOOLS]
+            text = f"{COMMENT_PREFIX} fixed {self.fixes_text()}"
+            repaired = (codes.CHOICE_NOT_IN_TOOLS,) if not self.renamed else _RENAMED_CODES
+            others = [f for f in self.findings if f.code not in repaired]
         else:
             lead = sorted(self.findings, key=lambda f: -SEVERITY_RANK[f.severity])
             head = lead[0] if lead else None
@@ -139,6 +149,46 @@ class FlowRecord:
         if others:
             text += f" (+{len(others)} more)"
         return storable(" ".join(text.split()))  # one line, whatever the names held
+
+    @property
+    def renamed(self) -> dict[str, tuple[str, int]]:
+        """Each aliased name: (its alias, at how many places)."""
+        renamed: dict[str, tuple[str, int]] = {}
+        for f in self.fixes:
+            if f.rewrite == ALIAS_REWRITE:
+                renamed[f.old] = (f.new, renamed.get(f.old, ("", 0))[1] + 1)
+        return renamed
+
+    def fixes_text(self) -> str:
+        """What fix mode changed, shortly: choices pointed elsewhere, names aliased, names
+        given back in the answer."""
+        parts = [
+            f"{f.path} '{f.old}' → '{f.new}' ({f.rewrite})"
+            for f in self.fixes
+            if f.rewrite != ALIAS_REWRITE
+        ]
+        renamed = self.renamed
+        if renamed:
+            shown = [
+                f"'{old}' → '{new}'" + (f" ({n} places)" if n > 1 else "")
+                for old, (new, n) in list(renamed.items())[:3]
+            ]
+            more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
+            parts.append("renamed " + ", ".join(shown) + more)
+        if self.restored:
+            parts.append(f"restored {self.restored} name(s) in the answer")
+        return "; ".join(parts)
+
+
+# Findings fix mode's renaming repairs: the names themselves (the record still lists them).
+_RENAMED_CODES = (
+    codes.CHOICE_NOT_IN_TOOLS,
+    codes.NAME_TOO_LONG,
+    codes.NAME_INVALID_CHARS,
+    codes.NAME_INVALID_START,
+    codes.NAME_EMPTY,
+    codes.HISTORY_NAME_INVALID,
+)
 
 
 def _entries(items: object, keys: tuple[str, ...]) -> list[dict] | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 import struct
+import zlib
+from collections.abc import Callable
 from collections.abc import Iterator
 
 from toolnames_core import codes
@@ -150,6 +152,94 @@ class AwsEventStreamFramer:
         return iter(())
 
 
+class _Rewriter:
+    """What both rewriters share: a rewrite that fails is dropped, never the stream."""
+
+    def __init__(self, rewrite: Callable[[bytes], bytes]) -> None:
+        self.rewrite = rewrite
+        self.held = b""
+        self.failure: str | None = None
+
+    def _rewritten(self, data: bytes) -> bytes:
+        try:
+            return self.rewrite(data)
+        except Exception as e:  # noqa: BLE001
+            # A stream is never broken off because of a name: it goes on as it was sent.
+            self.failure = f"{type(e).__name__}: {e}"
+            self.rewrite = bytes
+            return data
+
+
+class LineRewriter(_Rewriter):
+    """Passes a text stream (SSE) through ``rewrite`` a whole line at a time: every complete
+    line goes on at once, and only an unfinished line is held back (bounded: a line longer
+    than MAX_EVENT_BYTES goes on as it is)."""
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if not chunk:
+            # The end of the message, or an HTTP/2 peer's empty frame: what is held goes on.
+            held, self.held = self.held, b""
+            return self._rewritten(held) if held else b""
+        data = self.held + chunk
+        end = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        if end == 0 and len(data) <= MAX_EVENT_BYTES:
+            self.held = data
+            return b""
+        if end == 0:
+            self.held = b""
+            return data
+        self.held = data[end:]
+        return self._rewritten(data[:end])
+
+
+class EventStreamRewriter(_Rewriter):
+    """Passes an AWS event stream through ``rewrite`` one message payload at a time,
+    recomputing the lengths and both CRCs of a message whose payload changed. A complete
+    message goes on at once; a stream it cannot frame goes on unchanged from there."""
+
+    broken = False
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if self.broken or not chunk:
+            held, self.held = self.held, b""
+            return held + chunk
+        data = self.held + chunk
+        out = []
+        pos = 0
+        while len(data) - pos >= _PRELUDE.size:
+            total, headers_len, _ = _PRELUDE.unpack_from(data, pos)
+            if total > MAX_EVENT_BYTES or headers_len > total - 16:
+                self.broken = True
+                break
+            if len(data) - pos < total:
+                break
+            out.append(self._message(data[pos : pos + total], headers_len))
+            pos += total
+        if self.broken:
+            self.held = b""
+            return b"".join(out) + data[pos:]
+        self.held = data[pos:]
+        return b"".join(out)
+
+    def _message(self, message: bytes, headers_len: int) -> bytes:
+        head = message[12 : 12 + headers_len]
+        payload = message[12 + headers_len : -4]
+        new = self._rewritten(payload)
+        if new == payload:
+            return message
+        prelude = struct.pack(">II", 16 + headers_len + len(new), headers_len)
+        prelude += struct.pack(">I", zlib.crc32(prelude))
+        body = prelude + head + new
+        return body + struct.pack(">I", zlib.crc32(body))
+
+
+def rewriter_for(framing: str, rewrite: Callable[[bytes], bytes]):
+    """The rewriter of a stream of ``framing``, as EventDecoder names it."""
+    if framing == "aws-eventstream":
+        return EventStreamRewriter(rewrite)
+    return LineRewriter(rewrite)
+
+
 def json_or_none(data: bytes) -> dict | None:
     try:
         # Events are UTF-8 in both framings: decoded here, json skips guessing the encoding,
@@ -200,7 +290,9 @@ def is_stream(content_type: str) -> bool:
 
 
 class StreamTap:
-    """Watches a streamed response go by: every chunk is returned at once, unchanged.
+    """Watches a streamed response go by: every chunk is returned at once, unchanged, or,
+    given ``rewrite`` (fix mode's restoring of names), rewritten a line or a message at a
+    time (``rewriter_for``); the calls are read from the stream as the provider sent it.
 
     mitmproxy calls it with each chunk and with b"" at the end of the message. An HTTP/2
     peer may also send an empty DATA frame mid-stream, which arrives as b"" too, so a b""
@@ -208,19 +300,24 @@ class StreamTap:
     read, not when the b"" comes.
     """
 
-    def __init__(self, fmt) -> None:
+    def __init__(self, fmt, rewrite: Callable[[bytes], bytes] | None = None) -> None:
         self.decoder = EventDecoder(fmt.stream_framing)
         self.collector = fmt.stream_collector()
+        self.rewriter = rewriter_for(fmt.stream_framing, rewrite) if rewrite else None
         self.ended = False
         self.closed = False
-        self.checked = False
         self.failure: str | None = None
 
     def __call__(self, chunk: bytes) -> bytes:
         if chunk:
             self._read(lambda: self.decoder.feed(chunk))
         self.ended = not chunk
-        return chunk
+        if self.rewriter is None:
+            return chunk
+        out = self.rewriter(chunk)
+        if self.rewriter.failure and not self.failure:
+            self.failure = self.rewriter.failure
+        return out
 
     def _read(self, events) -> None:
         if self.failure is None:

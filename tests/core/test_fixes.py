@@ -229,21 +229,12 @@ def test_nothing_is_fixed_unless_fix_mode_is_on():
 @pytest.mark.parametrize(
     "body",
     [
-        # Only choices are rewritten: tool names and history are the client's own business.
-        {"tools": [fn("search.web")], "tool_choice": named("search.web")},
-        {
-            "tools": [fn("a")],
-            "messages": [
-                {
-                    "role": "assistant",
-                    "tool_calls": [{"type": "function", "function": {"name": "a.b"}}],
-                }
-            ],
-        },
+        {"tools": [fn("search_web")], "tool_choice": named("search_web")},
+        {"tools": [fn("a")], "messages": [{"role": "user", "content": "a.b"}]},
         {"tools": [fn("search_web")], "tool_choice": "required"},
     ],
 )
-def test_requests_without_a_missing_choice_are_never_rewritten(body):
+def test_requests_the_rule_accepts_are_never_rewritten(body):
     result = fix(json.dumps(body))
     assert (result.new_body, result.fixes, result.fix_skipped) == (None, [], [])
 
