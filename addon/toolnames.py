@@ -82,7 +82,8 @@ class ToolNames:
             "observe",
             "What to do with a request whose tool names are wrong. observe: annotate and log, never change "
             "a byte. fix: also rewrite a named tool choice that matches exactly one offered tool under a "
-            "known client rewrite (Mastra, OpenAI Agents SDK). block: answer a request with an error finding "
+            "known client rewrite (Mastra, OpenAI Agents SDK), and send every tool name the provider's "
+            "rule rejects under an alias it accepts, giving the app its own names back in the answer. block: answer a request with an error finding "
             "with HTTP 400 in the provider's own error shape, so it never reaches the provider.",
             choices=list(MODES),
         )
