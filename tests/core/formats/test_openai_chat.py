@@ -519,4 +519,3 @@ def test_a_null_optional_field_means_not_set_as_clients_send_it(key):
     view = read_request({"model": "m", "messages": [], key: None})
     assert view.problems == []
     assert (view.tools, view.choices, view.tools_given) == ([], [], False)
-
