@@ -1,0 +1,392 @@
+"""
+Fix mode makes the app work: apps whose tools carry names the provider rejects (MCP names such
+as `github.create_issue`) run two turns through a real mitmdump in front of the stand-in
+provider, which validates names as the providers do. Each app is an official SDK (openai chat
+and Responses, anthropic, google-genai, boto3) or the Vercel AI SDK under node, streamed and
+not. In fix mode the provider sees only names it accepts, the app gets its own names back and
+runs its tool, and the second turn, whose history holds the call, is accepted too. In observe
+mode the same app fails at the provider, which is why fix mode exists.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.testkit import annotations
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+PROMPT = "Open an issue about the weather in Paris."
+# What the providers reject: a dotted MCP name (OpenAI, Anthropic, Bedrock) and, for Gemini,
+# which accepts dots, a slash; a name of 70 characters, over every provider's 64.
+DOTTED = "github.create_issue"
+SLASHED = "github/create_issue"
+LONG = "mcp__plugin_yelp-mcp-google_google__batch_modify_gmail_message_labels"
+
+
+@dataclass
+class App:
+    """One SDK's two-turn agent loop: offer `name`, force a call to it, answer the call."""
+
+    sdk: str
+    invalid: str
+    client: Callable[[str], Any]
+    first: Callable[[Any, str, bool], tuple[list[str], Any]]
+    second: Callable[[Any, str, bool, Any], str]
+
+
+# -- openai: chat completions and Responses -----------------------------------------------------
+
+
+def openai_client(url: str):
+    import openai
+
+    return openai.OpenAI(base_url=url + "/v1", api_key="sk-test-not-a-key", max_retries=0)
+
+
+def chat_tools(name: str) -> list[dict]:
+    return [{"type": "function", "function": {"name": name, "parameters": CITY}}]
+
+
+def chat_call(client, messages: list, tools: list, choice, stream: bool) -> tuple[list, str]:
+    """The calls ({id, name, arguments}) and text of one chat completion, streamed or not."""
+    kwargs = {"model": "gpt-4o-mini", "messages": messages, "tools": tools, "tool_choice": choice}
+    if not stream:
+        message = client.chat.completions.create(**kwargs).choices[0].message
+        calls = [
+            {"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+            for c in message.tool_calls or []
+        ]
+        return calls, message.content or ""
+    calls: dict[int, dict] = {}
+    text = ""
+    for chunk in client.chat.completions.create(**kwargs, stream=True):
+        delta = chunk.choices[0].delta if chunk.choices else None
+        text += (delta and delta.content) or ""
+        for c in (delta and delta.tool_calls) or []:
+            call = calls.setdefault(c.index, {"id": c.id, "name": "", "arguments": ""})
+            call["name"] += (c.function and c.function.name) or ""
+            call["arguments"] += (c.function and c.function.arguments) or ""
+    return list(calls.values()), text
+
+
+def chat_first(client, name: str, stream: bool):
+    messages = [{"role": "user", "content": PROMPT}]
+    choice = {"type": "function", "function": {"name": name}}
+    calls, _ = chat_call(client, messages, chat_tools(name), choice, stream)
+    return [c["name"] for c in calls], (messages, calls)
+
+
+def chat_second(client, name: str, stream: bool, state) -> str:
+    messages, calls = state
+    assistant = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["arguments"]},
+            }
+            for c in calls
+        ],
+    }
+    results = [{"role": "tool", "tool_call_id": c["id"], "content": '{"number": 7}'} for c in calls]
+    _, text = chat_call(client, [*messages, assistant, *results], chat_tools(name), "auto", stream)
+    return text
+
+
+def responses_call(client, input_items: list, name: str, choice, stream: bool) -> tuple[list, str]:
+    """The function_call output items (as dicts) and the text of one Responses call."""
+    tools = [{"type": "function", "name": name, "parameters": CITY, "strict": False}]
+    kwargs = {"model": "gpt-4o-mini", "input": input_items, "tools": tools, "tool_choice": choice}
+    if stream:
+        response = None
+        for event in client.responses.create(**kwargs, stream=True):
+            if event.type == "response.completed":
+                response = event.response
+        assert response is not None, "the stream had no response.completed event"
+    else:
+        response = client.responses.create(**kwargs)
+    calls = [item.model_dump() for item in response.output if item.type == "function_call"]
+    return calls, response.output_text
+
+
+def responses_first(client, name: str, stream: bool):
+    items = [{"role": "user", "content": PROMPT}]
+    calls, _ = responses_call(client, items, name, {"type": "function", "name": name}, stream)
+    return [c["name"] for c in calls], (items, calls)
+
+
+def responses_second(client, name: str, stream: bool, state) -> str:
+    items, calls = state
+    history = [
+        *items,
+        *({k: c[k] for k in ("type", "call_id", "name", "arguments")} for c in calls),
+        *({"type": "function_call_output", "call_id": c["call_id"], "output": "7"} for c in calls),
+    ]
+    _, text = responses_call(client, history, name, "auto", stream)
+    return text
+
+
+# -- anthropic ----------------------------------------------------------------------------------
+
+
+def anthropic_client(url: str):
+    import anthropic
+
+    return anthropic.Anthropic(base_url=url, api_key="test-not-a-key", max_retries=0)
+
+
+def anthropic_call(client, messages: list, name: str, choice: dict, stream: bool):
+    kwargs = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "messages": messages,
+        "tools": [{"name": name, "input_schema": CITY}],
+        "tool_choice": choice,
+    }
+    if not stream:
+        return client.messages.create(**kwargs)
+    with client.messages.stream(**kwargs) as events:
+        return events.get_final_message()
+
+
+def anthropic_first(client, name: str, stream: bool):
+    messages = [{"role": "user", "content": PROMPT}]
+    message = anthropic_call(client, messages, name, {"type": "tool", "name": name}, stream)
+    uses = [b for b in message.content if b.type == "tool_use"]
+    return [b.name for b in uses], (messages, message)
+
+
+def anthropic_second(client, name: str, stream: bool, state) -> str:
+    messages, message = state
+    results = [
+        {"type": "tool_result", "tool_use_id": b.id, "content": "7"}
+        for b in message.content
+        if b.type == "tool_use"
+    ]
+    history = [
+        *messages,
+        {"role": "assistant", "content": [b.model_dump() for b in message.content]},
+        {"role": "user", "content": results},
+    ]
+    answer = anthropic_call(client, history, name, {"type": "auto"}, stream)
+    return "".join(b.text for b in answer.content if b.type == "text")
+
+
+# -- google-genai -------------------------------------------------------------------------------
+
+
+def gemini_client(url: str):
+    from google import genai
+
+    return genai.Client(api_key="test-not-a-key", http_options={"base_url": url})
+
+
+def gemini_call(client, contents: list, name: str, mode: str, stream: bool):
+    from google.genai import types
+
+    config = types.GenerateContentConfig(
+        tools=[
+            types.Tool(
+                function_declarations=[
+                    types.FunctionDeclaration(name=name, parameters_json_schema=CITY)
+                ]
+            )
+        ],
+        tool_config=types.ToolConfig(
+            function_calling_config=types.FunctionCallingConfig(
+                mode=mode, allowed_function_names=[name] if mode == "ANY" else None
+            )
+        ),
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    kwargs = {"model": "gemini-2.5-flash", "contents": contents, "config": config}
+    if not stream:
+        response = client.models.generate_content(**kwargs)
+        return list(response.function_calls or []), response.text or ""
+    calls, text = [], ""
+    for chunk in client.models.generate_content_stream(**kwargs):
+        calls += chunk.function_calls or []
+        text += chunk.text or ""
+    return calls, text
+
+
+def gemini_first(client, name: str, stream: bool):
+    from google.genai import types
+
+    contents = [types.Content(role="user", parts=[types.Part(text=PROMPT)])]
+    calls, _ = gemini_call(client, contents, name, "ANY", stream)
+    return [c.name for c in calls], (contents, calls)
+
+
+def gemini_second(client, name: str, stream: bool, state) -> str:
+    from google.genai import types
+
+    contents, calls = state
+    history = [
+        *contents,
+        types.Content(role="model", parts=[types.Part(function_call=c) for c in calls]),
+        types.Content(
+            role="user",
+            parts=[
+                types.Part.from_function_response(name=c.name, response={"number": 7})
+                for c in calls
+            ],
+        ),
+    ]
+    _, text = gemini_call(client, history, name, "AUTO", stream)
+    return text
+
+
+# -- boto3, Bedrock Converse --------------------------------------------------------------------
+
+
+def bedrock_client(url: str):
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDTESTNOTAKEY",
+        aws_secret_access_key="test-not-a-secret",
+        config=Config(retries={"max_attempts": 1}),
+    )
+
+
+def bedrock_call(client, messages: list, name: str, choice: dict, stream: bool) -> list[dict]:
+    """The content blocks of the answer, assembled from the stream's events when streamed."""
+    tool = {"toolSpec": {"name": name, "inputSchema": {"json": CITY}}}
+    kwargs = {
+        "modelId": "anthropic.claude-3-haiku",
+        "messages": messages,
+        "toolConfig": {"tools": [tool], "toolChoice": choice},
+    }
+    if not stream:
+        return client.converse(**kwargs)["output"]["message"]["content"]
+    blocks: dict[int, dict] = {}
+    for event in client.converse_stream(**kwargs)["stream"]:
+        if "contentBlockStart" in event:
+            start = event["contentBlockStart"]
+            use = start["start"]["toolUse"]
+            blocks[start["contentBlockIndex"]] = {"toolUse": {**use, "input": ""}}
+        elif "contentBlockDelta" in event:
+            delta = event["contentBlockDelta"]
+            block = blocks.setdefault(delta["contentBlockIndex"], {"text": ""})
+            if "toolUse" in delta["delta"]:
+                block["toolUse"]["input"] += delta["delta"]["toolUse"]["input"]
+            else:
+                block["text"] += delta["delta"].get("text", "")
+    for block in blocks.values():
+        if "toolUse" in block:
+            block["toolUse"]["input"] = json.loads(block["toolUse"]["input"] or "{}")
+    return list(blocks.values())
+
+
+def bedrock_first(client, name: str, stream: bool):
+    messages = [{"role": "user", "content": [{"text": PROMPT}]}]
+    content = bedrock_call(client, messages, name, {"tool": {"name": name}}, stream)
+    return [b["toolUse"]["name"] for b in content if "toolUse" in b], (messages, content)
+
+
+def bedrock_second(client, name: str, stream: bool, state) -> str:
+    messages, content = state
+    results = [
+        {"toolResult": {"toolUseId": b["toolUse"]["toolUseId"], "content": [{"text": "7"}]}}
+        for b in content
+        if "toolUse" in b
+    ]
+    history = [
+        *messages,
+        {"role": "assistant", "content": content},
+        {"role": "user", "content": results},
+    ]
+    answer = bedrock_call(client, history, name, {"auto": {}}, stream)
+    return "".join(b.get("text", "") for b in answer)
+
+
+APPS = [
+    App("openai-chat", DOTTED, openai_client, chat_first, chat_second),
+    App("openai-chat", LONG, openai_client, chat_first, chat_second),
+    App("openai-responses", DOTTED, openai_client, responses_first, responses_second),
+    App("anthropic", DOTTED, anthropic_client, anthropic_first, anthropic_second),
+    App("google-genai", SLASHED, gemini_client, gemini_first, gemini_second),
+    App("boto3-bedrock", DOTTED, bedrock_client, bedrock_first, bedrock_second),
+]
+APP_IDS = [f"{app.sdk}-{'long' if app.invalid == LONG else 'mcp'}" for app in APPS]
+
+
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("app", APPS, ids=APP_IDS)
+def test_fix_mode_runs_two_turns_with_names_the_provider_rejects(
+    mitmdump, mitmdump_binary, standin, app: App, stream: bool
+):
+    proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
+    client = app.client(proxy.url)
+
+    called, state = app.first(client, app.invalid, stream)
+    text = app.second(client, app.invalid, stream, state)
+
+    assert called == [app.invalid]
+    assert text == "done"
+    first, second = standin.requests
+    for received in (first, second):
+        # The provider saw only an alias, in the tools, the choice and the history.
+        assert app.invalid.encode() not in received["body"]
+        assert json.dumps(app.invalid)[1:-1].encode() not in received["body"]
+    proxy.wait_for_log("restored")
+    fixed = [line for line in annotations(proxy.log_text()) if line.startswith("toolnames fixed")]
+    assert len(fixed) == 2
+    assert all(f"renamed {app.invalid!r} → " in line for line in fixed)
+
+
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize("app", APPS, ids=APP_IDS)
+def test_observe_mode_leaves_the_app_failing_at_the_provider(mitmdump, mitmdump_binary, app: App):
+    proxy = mitmdump(binary=mitmdump_binary)
+    client = app.client(proxy.url)
+
+    with pytest.raises(Exception) as excinfo:
+        app.first(client, app.invalid, False)
+
+    assert "400" in str(excinfo.value) or "ValidationException" in str(excinfo.value)
+    assert not [line for line in annotations(proxy.log_text()) if "fixed" in line]
+
+
+# -- the Vercel AI SDK under node -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["generate", "stream"])
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_the_vercel_ai_sdk_runs_its_mcp_named_tool_only_in_fix_mode(
+    mitmdump, mitmdump_binary, standin, mastra_project, api: str, mode: str
+):
+    def run(proxy) -> dict:
+        script = mastra_project / "ai_sdk_tools.cjs"
+        result = subprocess.run(
+            ["node", str(script), proxy.url + "/v1", api, mode],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=mastra_project,
+        )
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    observed = run(mitmdump(binary=mitmdump_binary))
+    fixed = run(mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary))
+
+    assert observed["ok"] is False
+    assert "tools[0]" in observed["error"] and observed["executed"] == []
+    assert fixed["ok"] is True, fixed
+    assert fixed["toolCalls"] == [[DOTTED], []]
+    assert fixed["executed"] == [{"name": DOTTED, "input": {"city": "Paris"}}]
+    assert fixed["text"] == "done"
