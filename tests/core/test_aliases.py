@@ -114,6 +114,31 @@ def test_every_place_a_rejected_name_occurs_is_renamed_and_nothing_else_changes(
     }
 
 
+def test_legacy_functions_their_calls_and_named_results_are_renamed_together():
+    request = json.dumps(
+        {
+            "model": "m",
+            "functions": [{"name": "x.y", "parameters": {"type": "object"}}],
+            "function_call": {"name": "x.y"},
+            "messages": [
+                {"role": "assistant", "function_call": {"name": "x.y", "arguments": "{}"}},
+                {"role": "function", "name": "x.y", "content": "ok"},
+                {"role": "tool", "name": "x.y", "tool_call_id": "c1", "content": "ok"},
+            ],
+        }
+    ).encode()
+    exchange = fixed(request)
+    alias = alias_for("x.y", OPENAI)
+    assert exchange.new_body == request.replace(b'"x.y"', f'"{alias}"'.encode())
+    assert sorted(f.path for f in exchange.fixes) == [
+        "function_call.name",
+        "functions[0].name",
+        "messages[0].function_call.name",
+        "messages[1].name",
+        "messages[2].name",
+    ]
+
+
 def test_a_poisoned_history_is_repaired_even_without_a_bad_tool():
     exchange = fixed(chat_request(["read_file"], history=["$READFILE"]))
     assert exchange.new_body is not None

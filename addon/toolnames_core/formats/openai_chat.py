@@ -170,12 +170,23 @@ def _read_function_call(value: object, view: RequestView) -> None:
         )
 
 
+_RESULT_ROLES = ("function", "tool")
+
+
 def _read_history(messages: object, view: RequestView) -> None:
     if not isinstance(messages, list):
         return
     append = view.history.append
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") != "assistant":
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") in _RESULT_ROLES:
+            # A function's or tool's result may carry the function's name; OpenAI holds
+            # every message's `name` to ^[a-zA-Z0-9_-]{1,64}$ (docs/providers.md §2).
+            if type(message.get("name")) is str:
+                append(NameRef(message["name"], ("messages", i, "name")))
+            continue
+        if message.get("role") != "assistant":
             continue
         calls = message.get("tool_calls")
         if isinstance(calls, list):

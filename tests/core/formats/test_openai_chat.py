@@ -335,18 +335,25 @@ def test_history_tool_calls_and_legacy_function_calls_are_read_from_assistant_me
     "message",
     [
         {"role": "user", "tool_calls": [{"type": "function", "function": {"name": "x.y"}}]},
-        {"role": "tool", "name": "x.y", "content": "r"},
-        {"role": "function", "name": "x.y", "content": "r"},
+        {"role": "user", "name": "x.y", "content": "a user's name is not a tool's"},
+        {"role": "tool", "content": "r", "tool_call_id": "c1"},
+        {"role": "function", "name": 7, "content": "r"},
         {"role": "assistant", "content": "no calls"},
         {"role": "assistant", "tool_calls": None},
         "not a message",
         None,
     ],
 )
-def test_history_is_only_read_from_assistant_calls(message):
+def test_history_is_only_read_from_assistant_calls_and_named_results(message):
     view = read_request({"messages": [message]})
     assert view.history == []
     assert view.problems == []
+
+
+@pytest.mark.parametrize("role", ["function", "tool"])
+def test_a_result_that_carries_its_functions_name_is_history(role):
+    view = read_request({"messages": [{"role": role, "name": "x.y", "content": "r"}]})
+    assert view.history == [NameRef("x.y", ("messages", 0, "name"))]
 
 
 @pytest.mark.parametrize("messages", [None, "hi", {"role": "assistant"}, 3])
