@@ -399,9 +399,10 @@ def test_request_and_response_findings_share_one_warning_line_when_the_flow_comp
         tn.response(f)
     (line,) = warnings_logged(caplog)
     codes = [x["code"] for x in f.metadata["toolnames"]["findings"]]
-    assert codes == ["name-invalid-chars", "response-unknown-tool"]
+    # The provider accepted the name the rule rejects: rule-disagrees, from the same answer.
+    assert codes == ["name-invalid-chars", "response-unknown-tool", "rule-disagrees"]
     assert line.endswith(f.comment)
-    assert f.comment.endswith("(+1 more)")
+    assert f.comment.endswith("(+2 more)")
 
 
 def test_a_recorded_request_without_an_answer_is_logged_when_read(caplog):
