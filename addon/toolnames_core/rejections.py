@@ -198,6 +198,10 @@ _NAME_TEXTS = [
     ("choice", re.compile(r"'tool_choice' is only allowed when 'tools' are specified")),
     ("choice", re.compile(r"When using `tool_choice`, `tools` must be set")),
     ("choice", re.compile(r"Invalid tool_choice(?: type)?: ")),
+    # Groq checks the model's calls: … attempted to call tool 'X' which was not in request.tools;
+    # requested tool does not exist. About the answer, not a name the request sent.
+    ("call", re.compile(r"attempted to call tool '[^'\n]*' which was not in request\.tools")),
+    ("call", re.compile(r"requested tool does not exist")),
 ]
 
 
@@ -287,22 +291,17 @@ class _Reader:
                     return Rejection(place.ref.path, name, text, True, place.place)
         for choice in self.view.choices if self.view else ():
             if _matches(segments, choice.where):
-                return self._choice(choice, text)
+                return Rejection(choice.path, None, text, True, "choice")
         if _about_names(segments):
             return Rejection(path, None, text, False)  # a name toolnames did not read
         return None
-
-    def _choice(self, choice, text: str) -> Rejection:
-        """The choice as a whole: its name when it names exactly one."""
-        if len(choice.names) == 1:
-            ref = choice.names[0]
-            return Rejection(ref.path, self.name(ref), text, True, "choice")
-        return Rejection(choice.path, None, text, True, "choice")
 
     def by_text(self, kind: str, name: str | None, text: str) -> Rejection:
         text = _one_line(text)
         if kind == "duplicate":
             return self._duplicate(name, text)
+        if kind == "call":
+            return Rejection("", None, text, False)
         wanted = ("choice",) if kind == "choice" else ("tool", "history")
         found = [p for p in self.places if p.place in wanted]
         if name is not None:
@@ -312,7 +311,8 @@ class _Reader:
                 return Rejection(place.ref.path, self.name(place.ref), text, True, place.place)
         if kind == "choice" and self.view is not None and len(self.view.choices) == 1:
             # A text about "the" tool choice, or quoting its type: the request's one choice.
-            return self._choice(self.view.choices[0], text)
+            choice = self.view.choices[0]
+            return Rejection(choice.path, None, text, True, "choice")
         return Rejection("", None, text, False)
 
     def _duplicate(self, name: str | None, text: str) -> Rejection:
@@ -410,12 +410,15 @@ def _read_message(reader: _Reader, message: _Message) -> list[Rejection]:
                 found.append(rejection)
         if found:
             return found
-    if message.param:
-        rejection = reader.at_path(message.param, None, message.text)
-        if rejection is not None:
-            return [rejection]
+    by_param = reader.at_path(message.param, None, message.text) if message.param else None
+    if by_param is not None and by_param.name is not None:
+        return [by_param]
     for kind, pattern in _NAME_TEXTS:
         m = pattern.search(message.text)
         if m:
-            return [reader.by_text(kind, m.groupdict().get("name"), message.text)]
-    return []
+            by_text = reader.by_text(kind, m.groupdict().get("name"), message.text)
+            # The text may name what a coarse param ("tool_choice") only points near.
+            if by_param is None or by_text.name is not None:
+                return [by_text]
+            break
+    return [by_param] if by_param is not None else []
