@@ -215,7 +215,7 @@ def test_a_rejection_shows_the_providers_verdict_and_its_words():
     )
     assert "The provider's verdict: HTTP 400, 1 rejection(s)" in text
     assert "✗ tools[0].function.name  get weather (11 chars)" in text
-    assert '"Invalid \'tools[0].function.name\': string does not match pattern.' in text
+    assert "\"Invalid 'tools[0].function.name': string does not match pattern." in text
     assert "provider-rejected  at tools[0].function.name" in text
 
 
