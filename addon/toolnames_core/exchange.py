@@ -208,8 +208,9 @@ class Exchange:
             return []
         calls, problem = bodies.read_response_calls(self.api, content_type, content)
         found = self.check_calls(calls, complete, problem)
-        # A streamed answer counts as accepted once it has begun: a body with any bytes.
-        return found + self._accepted(status) if content.strip() else found
+        # A streamed answer counts as accepted once it has begun: a body with any bytes
+        # (isspace stops at the first other byte; strip would copy a large body).
+        return found + self._accepted(status) if content and not content.isspace() else found
 
     def check_stream(self, status: int | None, tap: StreamTap, complete: bool) -> list[Finding]:
         """Check an answer read as it streamed by; ``complete`` False if it broke off."""

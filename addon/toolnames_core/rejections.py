@@ -86,7 +86,8 @@ def _messages(value: object, depth: int = 0) -> Iterator[_Message]:
     for key in ("errors", "details"):
         if isinstance(value.get(key), list):
             yield from _messages(value[key], depth + 1)
-    for violation in value.get("fieldViolations", ()) if depth else ():
+    violations = value.get("fieldViolations") if depth else None  # Gemini's BadRequest details
+    for violation in violations if isinstance(violations, list) else ():
         if isinstance(violation, dict) and isinstance(violation.get("description"), str):
             field = violation.get("field")
             yield _Message(violation["description"], field if isinstance(field, str) else None)
@@ -103,7 +104,7 @@ def _text_or_json(text: str, depth: int, param: str | None = None) -> Iterator[_
         try:
             yield from _messages(json.loads(text), depth + 1)
             return
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     yield _Message(text, param)
 

@@ -5,7 +5,11 @@ built to hold the names and indexes the texts point at."""
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
+from tests.testkit import keyed_bodies
 from toolnames_core import bodies
 from toolnames_core.rejections import Rejection
 from toolnames_core.rejections import read_rejections
@@ -484,3 +488,37 @@ def test_fix_mode_aliases_are_judged_as_sent():
         sent=sent,
     )
     assert found.name == "github_create_issue_e877a647"
+
+
+ERROR_KEYS = ["error", "message", "Message", "param", "detail", "loc", "msg", "errors", "details", "fieldViolations", "field", "description", "metadata", "raw"]  # fmt: skip
+ERROR_TEXTS = [
+    "tools[0].function.name",
+    "tools.0.custom.name",
+    "toolConfig.tools.1.member.toolSpec.name",
+    "tool_choice",
+    f"Invalid 'tools[0].function.name': string does not match pattern. {PATTERN}",
+    "Value at 'toolConfig.tools.1.member.toolSpec.name' failed to satisfy constraint: Member must satisfy regular expression pattern: [",
+    "* GenerateContentRequest.tools[0].function_declarations[0].name: Invalid function name.",
+    "tools: Tool names must be unique.",
+    "Tool choice 'a.b' not found in 'tools' parameter.",
+    '{"error": {"message": "Tool names must be unique."}}',
+]
+
+
+@given(
+    answer=keyed_bodies(ERROR_KEYS, ERROR_TEXTS),
+    api=st.sampled_from(["openai-chat", "anthropic-messages", "gemini", "bedrock-converse"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_whatever_an_error_body_holds_reading_it_never_raises(answer, api):
+    requests = {
+        "openai-chat": chat(
+            "a.b", "a.b", tool_choice={"type": "function", "function": {"name": "x"}}
+        ),
+        "anthropic-messages": {"messages": [], "tools": [{"name": "a.b"}, {"name": "a.b"}]},
+        "gemini": gemini("a.b", "1x"),
+        "bedrock-converse": bedrock("a.b", ""),
+    }
+    for rejection in read(api, requests[api], answer):
+        assert isinstance(rejection.provider_text, str) and len(rejection.provider_text) <= 300
+        assert rejection.tied or rejection.name is None  # no guess
