@@ -205,8 +205,9 @@ class ToolNames:
 
     def _start(self, flow: http.HTTPFlow, api: str) -> Exchange:
         """The flow's exchange, its request checked now or, in observe mode, deferred."""
+        host = flows.host(flow.request)
         exchange = self.exchanges[flow] = Exchange(
-            api, choose_rule(api, flows.host(flow.request), self.overrides, flow.request.port)
+            api, choose_rule(api, host, self.overrides, flow.request.port), host
         )
         content, problem = flows.request_content(flow.request, self.max_body)
         if not problem and nothing_to_check(content):

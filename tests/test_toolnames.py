@@ -28,6 +28,7 @@ from tests.testkit import running
 from toolnames_core import FlowRecord
 from toolnames_core import inspect_exchange
 from toolnames_core import is_stream
+from toolnames_core import parse_rule_override
 from toolnames_mitm import deferral
 from toolnames_mitm.view import ToolnamesView
 
@@ -399,9 +400,10 @@ def test_request_and_response_findings_share_one_warning_line_when_the_flow_comp
         tn.response(f)
     (line,) = warnings_logged(caplog)
     codes = [x["code"] for x in f.metadata["toolnames"]["findings"]]
-    assert codes == ["name-invalid-chars", "response-unknown-tool"]
+    # The provider accepted the name the rule rejects: rule-disagrees, from the same answer.
+    assert codes == ["name-invalid-chars", "response-unknown-tool", "rule-disagrees"]
     assert line.endswith(f.comment)
-    assert f.comment.endswith("(+1 more)")
+    assert f.comment.endswith("(+2 more)")
 
 
 def test_a_recorded_request_without_an_answer_is_logged_when_read(caplog):
@@ -1197,3 +1199,159 @@ def test_observe_mode_renames_nothing():
         f = renaming_flow(tn, answer, "application/json")
     assert b"github.create_issue" in f.request.content
     assert f.metadata["toolnames"]["action"] == "observed"
+
+
+# --- the provider's verdict: rejections heard, rules that drifted ------------------------------
+
+# OpenAI's answer to a bad name (https://github.com/run-llama/llama_index/issues/16093).
+REJECTED_SEARCH_WEB = json.dumps(
+    {
+        "error": {
+            "message": "Invalid 'tools[1].function.name': string does not match pattern. "
+            "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+            "type": "invalid_request_error",
+            "param": "tools[1].function.name",
+            "code": "invalid_value",
+        }
+    }
+)
+
+
+def answered(f: http.HTTPFlow, status: int, body: str | bytes, content_type: str, tn) -> None:
+    f.response = http.Response.make(status, body, {"content-type": content_type})
+    tn.responseheaders(f)
+    if callable(f.response.stream):
+        raw = body.encode() if isinstance(body, str) else body
+        f.response.stream(raw)
+        f.response.stream(b"")
+    tn.response(f)
+
+
+def found_codes(f: http.HTTPFlow) -> list[tuple[str, str]]:
+    return [(x["code"], x["path"]) for x in f.metadata["toolnames"]["findings"]]
+
+
+def test_a_rejection_toolnames_predicted_is_confirmed_live(caplog):
+    caplog.set_level(logging.INFO)
+    with running() as (tctx, tn):
+        f = chat_flow(BAD_TOOL)
+        tn.request(f)
+        answered(f, 400, REJECTED_SEARCH_WEB, "application/json", tn)
+    assert found_codes(f) == [
+        ("name-invalid-chars", "tools[1].function.name"),
+        ("provider-rejected", "tools[1].function.name"),
+    ]
+    meta = f.metadata["toolnames"]
+    assert meta["findings"][1]["message"].endswith(
+        "toolnames had predicted it (name-invalid-chars)"
+    )
+    assert meta["rejected"] == [
+        {
+            "path": "tools[1].function.name",
+            "name": "search.web",
+            "text": json.loads(REJECTED_SEARCH_WEB)["error"]["message"],
+            "tied": True,
+        }
+    ]
+    assert len(warnings_logged(caplog)) == 1
+
+
+def test_a_rejection_toolnames_missed_is_a_disagreement_with_the_hosts_rule(caplog):
+    caplog.set_level(logging.INFO)
+    # A gateway set to gemini's rule, which accepts the dot its upstream rejects.
+    with running(toolnames_rule=["gateway.example=gemini"]) as (tctx, tn):
+        f = chat_flow(BAD_TOOL, host="gateway.example")
+        tn.request(f)
+        answered(f, 400, REJECTED_SEARCH_WEB, "application/json", tn)
+    assert found_codes(f) == [
+        ("provider-rejected", "tools[1].function.name"),
+        ("rule-disagrees", "tools[1].function.name"),
+    ]
+    (line,) = warnings_logged(caplog)
+    assert (
+        "toolnames error: provider-rejected: the provider rejected tools[1].function.name" in line
+    )
+    disagrees = f.metadata["toolnames"]["findings"][1]
+    assert disagrees["rule"] == "gemini"
+    assert "rule gemini disagrees with gateway.example" in disagrees["message"]
+    assert f.marked == ":warning:"
+
+
+def test_a_false_alarm_is_a_disagreement_on_the_accepted_answer():
+    with running() as (tctx, tn):
+        f = chat_flow(BAD_TOOL, host="localhost")
+        tn.request(f)
+        answered(f, 200, json.dumps({"choices": []}), "application/json", tn)
+    assert found_codes(f) == [
+        ("name-invalid-chars", "tools[1].function.name"),
+        ("rule-disagrees", "tools[1].function.name"),
+    ]
+    assert (
+        "but the provider accepted the request (HTTP 200)"
+        in (f.metadata["toolnames"]["findings"][1]["message"])
+    )
+
+
+def test_a_streamed_answer_counts_as_accepted_once_its_first_event_arrived():
+    with running() as (tctx, tn):
+        f = chat_flow(BAD_TOOL)
+        tn.request(f)
+        f.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+        tn.responseheaders(f)
+        f.response.stream(b'data: {"choices": [{"delta": {"content": "hi"}}]}\n\n')
+        tn.error(f)  # the stream broke off after its first event
+    assert ("rule-disagrees", "tools[1].function.name") in found_codes(f)
+
+
+def test_fix_and_block_modes_hear_no_drift_in_what_they_changed():
+    with running(toolnames_mode="fix") as (tctx, tn):
+        f = chat_flow(BAD_TOOL)
+        tn.request(f)  # renamed: the provider never saw 'search.web'
+        answered(f, 200, json.dumps({"choices": []}), "application/json", tn)
+    assert "rule-disagrees" not in [code for code, _ in found_codes(f)]
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow(BAD_TOOL)
+        tn.request(f)
+        tn.response(f)  # toolnames' own 400, never the provider's
+    assert "provider-rejected" not in [code for code, _ in found_codes(f)]
+
+
+VERDICTS = {
+    "a confirmed rejection": ("openai", 400, REJECTED_SEARCH_WEB),
+    "a missed rejection": ("gemini", 400, REJECTED_SEARCH_WEB),
+    "a false alarm": ("openai", 200, json.dumps({"choices": []})),
+}
+
+
+@pytest.mark.parametrize("verdict", sorted(VERDICTS))
+def test_the_addon_the_scanner_and_the_view_hear_the_provider_alike(verdict):
+    rule, status, answer = VERDICTS[verdict]
+    overrides = [f"api.example.com={rule}"]
+    request = json.dumps(BAD_TOOL).encode()
+    with running(toolnames_rule=overrides) as (tctx, tn):
+        f = chat_flow(BAD_TOOL, host="api.example.com")
+        tn.request(f)
+        answered(f, status, answer, "application/json", tn)
+        live = sorted(found_codes(f))
+        scanned = inspect_exchange(
+            "POST",
+            "api.example.com",
+            "/v1/chat/completions",
+            request,
+            status,
+            "application/json",
+            answer.encode(),
+            tuple(parse_rule_override(o) for o in overrides),
+        )
+        assert live == sorted((x.code, x.path) for x in scanned.findings)
+        assert "rule-disagrees" in [code for code, _ in live] or verdict == "a confirmed rejection"
+        if hasattr(contentviews, "Contentview"):  # the view needs mitmproxy 12
+            f.metadata.clear()  # read afresh, as for a flow saved without a record
+            text = ""
+            for message in (f.request, f.response):
+                meta = contentviews.Metadata(
+                    flow=f, http_message=message, content_type="application/json"
+                )
+                text += ToolnamesView().prettify(message.content, meta)
+            shown = sorted((code, where or "") for code, where in FINDING_LINE.findall(text))
+            assert shown == live

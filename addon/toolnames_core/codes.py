@@ -22,10 +22,12 @@ __all__ = [
     "NAME_INVALID_CHARS",
     "NAME_INVALID_START",
     "NAME_TOO_LONG",
+    "PROVIDER_REJECTED",
     "REQUEST_UNREADABLE",
     "RESPONSE_IGNORED_CHOICE",
     "RESPONSE_UNKNOWN_TOOL",
     "RESPONSE_UNREADABLE",
+    "RULE_DISAGREES",
     "TOOL_MALFORMED",
     "CodeInfo",
 ]
@@ -45,6 +47,8 @@ REQUEST_UNREADABLE = "request-unreadable"
 RESPONSE_UNKNOWN_TOOL = "response-unknown-tool"
 RESPONSE_IGNORED_CHOICE = "response-ignored-choice"
 RESPONSE_UNREADABLE = "response-unreadable"
+PROVIDER_REJECTED = "provider-rejected"
+RULE_DISAGREES = "rule-disagrees"
 
 
 class CodeInfo(NamedTuple):
@@ -72,4 +76,10 @@ CATALOGUE: dict[str, CodeInfo] = {
     RESPONSE_UNKNOWN_TOOL: CodeInfo("response", "the model called a tool that was never offered"),
     RESPONSE_IGNORED_CHOICE: CodeInfo("response", "the model ignored a forced tool choice"),
     RESPONSE_UNREADABLE: CodeInfo("response", "toolnames could not read the answer"),
+    PROVIDER_REJECTED: CodeInfo(
+        "response", "the provider rejected a tool name or the tool choice of the request"
+    ),
+    RULE_DISAGREES: CodeInfo(
+        "response", "the provider's verdict on a name differs from toolnames' rule for the host"
+    ),
 }

@@ -10,6 +10,10 @@ view and the report alike.
     exchange.check_request(body, fix=True)        # findings, fixes, exchange.new_body
     exchange.check_response(200, "application/json", answer)
     exchange.findings                              # request's, then response's
+
+An error answer is the provider's verdict on the request: ``check_response`` reads which
+tool name or choice it rejected (``rejections.py``) and weighs it against what toolnames
+predicted (``verdicts.py``); an accepted request is weighed too.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from toolnames_core import bodies
 from toolnames_core import codes
 from toolnames_core import endpoints
 from toolnames_core import fixes as fixes_
+from toolnames_core import rejections as rejections_
 from toolnames_core import request_checks
 from toolnames_core import response_checks
+from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
@@ -29,6 +35,7 @@ from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
 from toolnames_core.streams import StreamTap
 
@@ -42,6 +49,7 @@ class Exchange:
     __slots__ = (
         "api",
         "rule",
+        "host",
         "view",
         "readable",
         "request_checked",
@@ -54,15 +62,18 @@ class Exchange:
         "restorer",
         "response_calls",
         "response_findings",
+        "rejections",
     )
 
-    def __init__(self, api: str, rule: str) -> None:
+    def __init__(self, api: str, rule: str, host: str = "") -> None:
         if api not in FORMATS:
             raise ValueError(f"unknown API {api!r}; known APIs: {', '.join(FORMATS)}")
         if rule not in RULES:
             raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}")
         self.api = api
         self.rule = rule
+        # The host the request went to, as the rule was chosen for it: drift is per host.
+        self.host = host
         # What the request offered; None for a request without tools or one not read.
         self.view: RequestView | None = None
         # False when the request could not be read: what it offered is unknown, so no call
@@ -81,6 +92,8 @@ class Exchange:
         self.response_checked = False
         self.response_calls: list[NameRef] = []
         self.response_findings: list[Finding] = []
+        # What the provider's error answer rejected, tied to the request where it could be.
+        self.rejections: list[Rejection] = []
 
     # -- the request -------------------------------------------------------------------
 
@@ -187,21 +200,59 @@ class Exchange:
     def check_response(
         self, status: int | None, content_type: str, content: bytes, complete: bool = True
     ) -> list[Finding]:
-        """Check a whole answer body (streamed bodies included, read whole)."""
+        """Check a whole answer body (streamed bodies included, read whole); an error
+        answer is read for what it rejected."""
+        if self._hears_rejection(status):
+            return self._rejected(status, content)
         if not self._judges(status):
             return []
         calls, problem = bodies.read_response_calls(self.api, content_type, content)
-        return self.check_calls(calls, complete, problem)
+        found = self.check_calls(calls, complete, problem)
+        # A streamed answer counts as accepted once it has begun: a body with any bytes
+        # (isspace stops at the first other byte; strip would copy a large body).
+        return found + self._accepted(status) if content and not content.isspace() else found
 
     def check_stream(self, status: int | None, tap: StreamTap, complete: bool) -> list[Finding]:
         """Check an answer read as it streamed by; ``complete`` False if it broke off."""
         if not self._judges(status):
             return []
-        return self.check_calls(tap.calls(), complete and tap.ended, tap.problem())
+        found = self.check_calls(tap.calls(), complete and tap.ended, tap.problem())
+        # Accepted once the first event arrived, whether or not the stream then broke off.
+        return found + self._accepted(status) if tap.events else found
 
     def response_unread(self) -> None:
         """The answer is done but its body was not kept (streamed through by another addon)."""
         self.response_checked = True
+
+    @property
+    def sent_as_is(self) -> bool:
+        """The provider saw the client's own bytes: its verdict is one on toolnames' rule."""
+        return self.new_body is None and not self.blocked
+
+    def _hears_rejection(self, status: int | None) -> bool:
+        if self.response_checked or status not in rejections_.REJECTING_STATUSES:
+            return False
+        self.response_checked = True
+        return self.request_checked and not self.blocked
+
+    def _rejected(self, status: int, content: bytes) -> list[Finding]:
+        sent = {fix.where: fix.new for fix in self.fixes}
+        self.rejections = rejections_.read_rejections(self.api, status, content, self.view, sent)
+        self.response_findings = verdicts.rejected_findings(
+            self.rejections, status, self.request_findings, self.rule, self.host, self.sent_as_is
+        )
+        return self.response_findings
+
+    def _accepted(self, status: int) -> list[Finding]:
+        """The provider accepted what toolnames' rule rejects, if it did, as the client sent it."""
+        if not self.request_findings or not self.sent_as_is or self.view is None:
+            return []
+        names = {ref.path: ref.name for ref in (*self.view.tools, *self.view.history)}
+        found = verdicts.accepted_findings(
+            status, self.request_findings, names, self.rule, self.host
+        )
+        self.response_findings = [*self.response_findings, *found]
+        return found
 
     def _judges(self, status: int | None) -> bool:
         # Calls are judged once, in successful answers of the provider, against a request
@@ -272,7 +323,7 @@ def inspect_exchange(
     api = endpoints.detect_api(method, path)
     if api is None:
         return None
-    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides))
+    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides), host)
     if request_content is None and request_problem is None:
         request_problem = "the recording holds no request body"
     exchange.check_request(request_content or b"", problem=request_problem)

@@ -19,7 +19,14 @@ from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
 
-__all__ = ["COMMENT_PREFIX", "MARKERS", "FlowRecord", "RecordedFix", "storable"]
+__all__ = [
+    "COMMENT_PREFIX",
+    "MARKERS",
+    "FlowRecord",
+    "RecordedFix",
+    "RecordedRejection",
+    "storable",
+]
 
 # Markers that tell the three outcomes apart at a glance in mitmweb's flow list.
 MARKERS = {"blocked": ":no_entry:", "fixed": ":hammer_and_wrench:", "flagged": ":warning:"}
@@ -39,6 +46,30 @@ class RecordedFix(NamedTuple):
         return {"path": self.path, "from": self.old, "to": self.new, "rewrite": self.rewrite}
 
 
+class RecordedRejection(NamedTuple):
+    """What the provider's error answer rejected: where, the name sent there (None when it
+    could not be tied to one), and the provider's own words."""
+
+    path: str
+    name: str | None
+    text: str
+    tied: bool
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "name": self.name, "text": self.text, "tied": self.tied}
+
+    @classmethod
+    def from_dict(cls, item: object) -> RecordedRejection | None:
+        if not isinstance(item, dict):
+            return None
+        path, name, text, tied = (item.get(k) for k in ("path", "name", "text", "tied"))
+        if not (isinstance(path, str) and isinstance(text, str) and isinstance(tied, bool)):
+            return None
+        if name is not None and not isinstance(name, str):
+            return None
+        return cls(path, name, text, tied)
+
+
 @dataclass(slots=True)
 class FlowRecord:
     api: str
@@ -51,6 +82,8 @@ class FlowRecord:
     # Names in the answer given back to the app in place of fix mode's aliases.
     restored: int = 0
     saved: bool = False
+    # What the provider's error answer rejected (its verdict, tied to the request).
+    rejections: list[RecordedRejection] = field(default_factory=list)
 
     @classmethod
     def of(cls, exchange: Exchange, mode: str) -> FlowRecord:
@@ -64,6 +97,10 @@ class FlowRecord:
             [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in exchange.fixes],
             list(exchange.fix_skipped),
             exchange.restored,
+            rejections=[
+                RecordedRejection(r.path, r.name, r.provider_text, r.tied)
+                for r in exchange.rejections
+            ],
         )
 
     # -- as flow metadata ----------------------------------------------------------------
@@ -84,6 +121,8 @@ class FlowRecord:
             meta["restored"] = self.restored
         if self.saved:
             meta["saved"] = True
+        if self.rejections:
+            meta["rejected"] = [r.to_dict() for r in self.rejections]
         return storable(meta)
 
     @classmethod
@@ -102,6 +141,14 @@ class FlowRecord:
         restored = meta.get("restored", 0)
         if type(restored) is not int or restored < 0:
             return None
+        rejected = meta.get("rejected", [])
+        rejections = (
+            [RecordedRejection.from_dict(r) for r in rejected]
+            if isinstance(rejected, list)
+            else [None]
+        )
+        if None in rejections:
+            return None
         return cls(
             *head,
             findings=[
@@ -113,6 +160,7 @@ class FlowRecord:
             fix_skipped=[SkippedFix(s["path"], s["name"], s["reason"]) for s in skipped],
             restored=restored,
             saved=meta.get("saved") is True,
+            rejections=rejections,
         )
 
     # -- what it shows -------------------------------------------------------------------

@@ -22,6 +22,8 @@ from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import count_text
 from toolnames_core.record import FlowRecord
+from toolnames_core.record import RecordedRejection
+from toolnames_core.rejections import REJECTING_STATUSES
 from toolnames_core.rules import RULES
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import name_violations
@@ -185,6 +187,26 @@ def _findings_section(findings: list[Finding], source: str) -> list[str]:
     return lines
 
 
+def _verdict_section(rejections: list[RecordedRejection], status: int | None) -> list[str]:
+    """What the provider's error answer rejected, each with its own words."""
+    if not rejections:
+        return []
+    lines = ["", f"The provider's verdict: HTTP {status}, {len(rejections)} rejection(s)"]
+    for r in rejections:
+        if not r.tied:
+            where = f" ({r.path})" if r.path else ""
+            head = f"not tied to a name in the request{where}"
+        elif r.name is None:
+            head = r.path
+        else:
+            head = f"{r.path}  {shown_name(r.name)} ({len(r.name)} chars)"
+        lines.append(f"  {ERROR} {head}")
+        lines += textwrap.wrap(
+            f'"{r.text}"', MESSAGE_WIDTH, initial_indent="      ", subsequent_indent="      "
+        )
+    return lines
+
+
 def _fixes_section(recorded: FlowRecord) -> list[str]:
     lines = []
     if recorded.fixes:
@@ -248,7 +270,16 @@ def render_response(
     if recorded is not None and recorded.action == "blocked":
         lines += ["", "This answer is toolnames' own: the request was blocked."]
     lines += ["", *_calls_section(exchange)]
-    if status is not None and not 200 <= status < 300:
+    if recorded is not None:
+        rejections = recorded.rejections
+    else:
+        rejections = [
+            RecordedRejection(r.path, r.name, r.provider_text, r.tied) for r in exchange.rejections
+        ]
+    lines += _verdict_section(rejections, status)
+    if status in REJECTING_STATUSES:
+        source = f"HTTP {status}: read for the tool names and choice the provider rejected"
+    elif status is not None and not 200 <= status < 300:
         source = f"HTTP {status}: calls are checked in successful responses only"
     elif not exchange.readable:
         source = "not checked: what the request offered could not be read"

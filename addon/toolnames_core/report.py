@@ -1,10 +1,12 @@
-"""What ``toolnames.report`` says about a set of flows: counts by finding code and by host, pure."""
+"""What ``toolnames.report`` says about a set of flows: counts by finding code and by host, and
+the hosts whose answers disagree with toolnames' rule for them; pure."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 
+from toolnames_core import codes as codes_
 from toolnames_core.model import count_text
 from toolnames_core.record import FlowRecord
 
@@ -34,6 +36,8 @@ def summarize(entries: list[FlowEntry], selected: int | None = None) -> dict:
     by_severity: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
     hosts: dict[str, dict] = {}
+    # rule-disagrees by host, then rule: where toolnames' rule for a host is out of date.
+    disagreements: dict[str, Counter[str]] = {}
     flows = []
     inspected = unreadable = 0
     for entry in entries:
@@ -48,6 +52,9 @@ def summarize(entries: list[FlowEntry], selected: int | None = None) -> dict:
         outcome = recorded.outcome
         codes = Counter(f.code for f in findings)
         by_code.update(codes)
+        for f in findings:
+            if f.code == codes_.RULE_DISAGREES:
+                disagreements.setdefault(entry.host, Counter())[f.rule or recorded.rule] += 1
         by_severity.update(f.severity for f in findings)
         host = hosts.setdefault(entry.host, {"flows": 0, "flagged": 0, "by_code": Counter()})
         host["flows"] += 1
@@ -88,6 +95,9 @@ def summarize(entries: list[FlowEntry], selected: int | None = None) -> dict:
         "by_severity": {k: by_severity[k] for k in ("error", "warning", "info") if by_severity[k]},
         "by_code": _sorted_counts(by_code),
         "by_host": by_host,
+        "disagreements": {
+            host: _sorted_counts(rules) for host, rules in sorted(disagreements.items())
+        },
         "flows": flows,
     }
 
@@ -110,4 +120,14 @@ def format_summary(summary: dict) -> str:
     for host, h in summary["by_host"].items():
         codes = ", ".join(f"{c} {n}" for c, n in h["by_code"].items()) or "no findings"
         lines.append(f"  {host}: {h['flows']} flow(s), {h['flagged']} flagged: {codes}")
+    if summary["disagreements"]:
+        shown = [
+            f"{host} ({', '.join(f'rule {r} {n}' for r, n in rules.items())})"
+            for host, rules in summary["disagreements"].items()
+        ]
+        lines.append(
+            "  the provider disagreed with toolnames' rule at: "
+            + "; ".join(shown)
+            + ". Set toolnames_rule for these hosts, or report it."
+        )
     return "\n".join(lines)

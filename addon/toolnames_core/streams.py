@@ -307,6 +307,8 @@ class StreamTap:
         self.ended = False
         self.closed = False
         self.failure: str | None = None
+        # Events read so far: a streamed answer with one has been accepted by the provider.
+        self.events = 0
 
     def __call__(self, chunk: bytes) -> bytes:
         if chunk:
@@ -323,6 +325,7 @@ class StreamTap:
         if self.failure is None:
             try:
                 for event in events():
+                    self.events += 1
                     self.collector.event(event)
             except Exception as e:  # noqa: BLE001
                 # A bug in a collector must never cost the client its stream: stop

@@ -67,11 +67,12 @@ def exchange_of(flow: http.HTTPFlow) -> tuple[Exchange, FlowRecord | None] | Non
     if api is None:
         return None
     recorded = flows.record(flow)
+    host = flows.host(request)
     # The rule the addon applied when the flow went through, if it recorded one.
     if recorded is not None and recorded.rule in RULES:
-        return Exchange(api, recorded.rule), recorded
+        return Exchange(api, recorded.rule, host), recorded
     overrides = _option("toolnames_rule", _overrides, ())
-    return Exchange(api, choose_rule(api, flows.host(request), overrides, request.port)), recorded
+    return Exchange(api, choose_rule(api, host, overrides, request.port), host), recorded
 
 
 def _message_of(metadata) -> tuple[http.HTTPFlow, bool] | None:

@@ -24,7 +24,12 @@ def test_the_readme_findings_table_lists_exactly_the_catalogue():
     assert sorted(table) == sorted(codes.CATALOGUE)
 
 
+# The provider's verdict is read from its answer, though it is about the request's names.
+VERDICT_CODES = {codes.PROVIDER_REJECTED, codes.RULE_DISAGREES}
+
+
 def test_each_code_says_which_message_it_is_about():
     for code, info in codes.CATALOGUE.items():
-        assert info.side == ("response" if code.startswith("response-") else "request")
+        answer = code.startswith("response-") or code in VERDICT_CODES
+        assert info.side == ("response" if answer else "request")
         assert info.meaning

@@ -6,6 +6,7 @@ from tests.testkit import exchange_for
 from toolnames_core import FlowRecord
 from toolnames_core.model import Finding
 from toolnames_core.record import RecordedFix
+from toolnames_core.record import RecordedRejection
 
 MASTRA = (
     b'{"tools": [{"type": "function", "function": {"name": "search_web"}}],'
@@ -67,3 +68,43 @@ def test_only_warnings_errors_and_fixes_flag_a_flow():
     assert (
         FlowRecord("openai-chat", "openai", "observe", "observed", [warning]).outcome == "flagged"
     )
+
+
+# Anthropic's answer to a name over its pattern (https://github.com/home-assistant/core/issues/147760).
+ANTHROPIC_REJECTION = (
+    b'{"type": "error", "error": {"type": "invalid_request_error", "message": '
+    b"\"tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'\"}}"
+)
+
+
+def test_what_the_provider_rejected_is_recorded_and_read_back():
+    exchange = exchange_for(b'{"tools": [{"name": "a.b"}]}', "anthropic-messages", "anthropic")
+    exchange.check_response(400, "application/json", ANTHROPIC_REJECTION)
+    recorded = FlowRecord.of(exchange, "observe")
+    (rejection,) = recorded.rejections
+    assert rejection == RecordedRejection(
+        "tools[0].name",
+        "a.b",
+        "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+        True,
+    )
+    meta = recorded.to_metadata()
+    assert meta["rejected"] == [
+        {"path": "tools[0].name", "name": "a.b", "text": rejection.text, "tied": True}
+    ]
+    assert FlowRecord.from_metadata(meta) == recorded
+
+
+@pytest.mark.parametrize(
+    "rejected",
+    [
+        "not a list",
+        [{"path": "tools[0].name", "name": 3, "text": "t", "tied": True}],
+        [{"path": "tools[0].name", "name": None, "text": "t", "tied": "yes"}],
+        [{"path": None, "name": None, "text": "t", "tied": False}],
+    ],
+)
+def test_a_rejection_this_version_cannot_read_makes_no_record(rejected):
+    meta = FlowRecord.of(exchange_for(MASTRA, "openai-chat", "openai"), "observe").to_metadata()
+    assert FlowRecord.from_metadata(meta) is not None
+    assert FlowRecord.from_metadata({**meta, "rejected": rejected}) is None

@@ -183,16 +183,40 @@ def test_a_response_call_is_checked_against_what_the_request_offered(offered, ca
     assert verdict in row_of(text, called)
 
 
-def test_an_error_answer_is_not_checked_for_calls():
+@pytest.mark.parametrize(
+    "status, source",
+    [
+        (400, "HTTP 400: read for the tool names and choice the provider rejected"),
+        (500, "HTTP 500: calls are checked in successful responses only"),
+    ],
+)
+def test_an_error_answer_is_not_checked_for_calls(status, source):
     text = render_response_text(
         b'{"error": {"message": "nope"}}',
         "application/json",
         "openai-chat",
         "openai",
         chat_body(tool_choice="get_weather"),
-        status=400,
+        status=status,
     )
-    assert "Findings: none (HTTP 400: calls are checked in successful responses only)" in text
+    assert f"Findings: none ({source})" in text
+    assert "The provider's verdict" not in text  # "nope" rejects no name
+
+
+def test_a_rejection_shows_the_providers_verdict_and_its_words():
+    # The text and param as OpenAI sends them (https://github.com/run-llama/llama_index/issues/16093).
+    said = (
+        "Invalid 'tools[0].function.name': string does not match pattern. "
+        "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+    )
+    answer = json.dumps({"error": {"message": said, "param": "tools[0].function.name"}}).encode()
+    text = render_response_text(
+        answer, "application/json", "openai-chat", "openai", chat_body(["get weather"]), status=400
+    )
+    assert "The provider's verdict: HTTP 400, 1 rejection(s)" in text
+    assert "✗ tools[0].function.name  get weather (11 chars)" in text
+    assert "\"Invalid 'tools[0].function.name': string does not match pattern." in text
+    assert "provider-rejected  at tools[0].function.name" in text
 
 
 @pytest.mark.parametrize(

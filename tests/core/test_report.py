@@ -108,3 +108,57 @@ def test_nothing_selected_is_a_short_report():
         "toolnames report: 0 flow(s) selected, 0 inspected by toolnames; 0 flagged, 0 fixed, "
         "0 blocked; findings: none"
     )
+
+
+def disagreement(rule: str) -> Finding:
+    return Finding("rule-disagrees", "warning", "tools[0].function.name", "the rule is off", rule)
+
+
+def test_disagreements_are_counted_by_host_and_rule():
+    entries = [
+        FlowEntry(
+            "1",
+            "localhost:11434",
+            "POST",
+            "/v1/chat/completions",
+            meta("observed", disagreement("openai"), disagreement("openai")),
+        ),
+        FlowEntry(
+            "2",
+            "localhost:11434",
+            "POST",
+            "/v1/chat/completions",
+            meta("observed", disagreement("portable")),
+        ),
+        FlowEntry(
+            "3",
+            "api.groq.com",
+            "POST",
+            "/openai/v1/chat/completions",
+            meta("observed", disagreement("groq"), finding("name-invalid-chars")),
+        ),
+        FlowEntry(
+            "4",
+            "api.openai.com",
+            "POST",
+            "/v1/chat/completions",
+            meta("observed", finding("name-invalid-chars")),
+        ),
+    ]
+    summary = summarize(entries)
+    assert summary["disagreements"] == {
+        "api.groq.com": {"groq": 1},
+        "localhost:11434": {"openai": 2, "portable": 1},
+    }
+    assert summary["by_code"]["rule-disagrees"] == 4
+    assert format_summary(summary).splitlines()[-1] == (
+        "  the provider disagreed with toolnames' rule at: api.groq.com (rule groq 1); "
+        "localhost:11434 (rule openai 2, rule portable 1). Set toolnames_rule for these hosts, "
+        "or report it."
+    )
+
+
+def test_a_report_without_disagreements_says_nothing_of_them():
+    summary = summarize(ENTRIES)
+    assert summary["disagreements"] == {}
+    assert "disagreed" not in format_summary(summary)

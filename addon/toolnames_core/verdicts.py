@@ -1,0 +1,168 @@
+"""The provider's verdict against toolnames' prediction, as findings.
+
+``provider-rejected``: the provider refused a tool name or the tool choice; the finding
+quotes it, names the place and the name, and says whether toolnames had predicted it.
+``rule-disagrees``: where the provider saw the client's own bytes, its verdict on a name
+and toolnames' rule differ, either way: a name rejection toolnames did not predict, or a
+name toolnames' rule rejects in a request the provider accepted. The rule for that host
+is then out of date, and the user can set ``toolnames_rule`` or report it.
+"""
+
+from __future__ import annotations
+
+from toolnames_core import codes
+from toolnames_core.model import Finding
+from toolnames_core.rejections import Rejection
+from toolnames_core.rules import RULES
+from toolnames_core.rules import describe_name
+from toolnames_core.rules import name_violations
+
+__all__ = ["RULE_CODES", "accepted_findings", "rejected_findings"]
+
+# The request findings that are a rule's verdict on a name (the others, such as a choice
+# naming no offered tool, hold whatever the provider's rule).
+RULE_CODES = frozenset(
+    {
+        codes.NAME_EMPTY,
+        codes.NAME_TOO_LONG,
+        codes.NAME_INVALID_CHARS,
+        codes.NAME_INVALID_START,
+        codes.NAME_DUPLICATE,
+        codes.HISTORY_NAME_INVALID,
+    }
+)
+RULES_SHOWN = 4
+
+
+def _same_place(a: str, b: str) -> bool:
+    """One path is the other, or holds it (``tool_choice`` and ``tool_choice.function.name``)."""
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    return bool(short) and long.startswith(short) and long[len(short)] in ".["
+
+
+def _prediction(rejection: Rejection, request_findings: list[Finding]) -> Finding | None:
+    """toolnames' own finding at the place the provider rejected: an error, else a warning."""
+    here = [f for f in request_findings if _same_place(f.path, rejection.path)]
+    return next((f for f in here if f.severity == "error"), here[0] if here else None)
+
+
+def _host(host: str) -> str:
+    return host or "this host"
+
+
+def _rules_text(rules: list[str]) -> str:
+    shown = ", ".join(rules[:RULES_SHOWN])
+    return shown + (f" and {len(rules) - RULES_SHOWN} more" if len(rules) > RULES_SHOWN else "")
+
+
+def _advice(host: str, rules: list[str], verb: str) -> str:
+    if not rules:
+        return f"no rule toolnames knows {verb}s it: report it"
+    first = rules[0]
+    return (
+        f"rules that {verb} it: {_rules_text(rules)}; set toolnames_rule='{host or 'HOST'}={first}' "
+        "(or another of them) if this host keeps answering so, or report it"
+    )
+
+
+def rejected_findings(
+    rejections: list[Rejection],
+    status: int,
+    request_findings: list[Finding],
+    rule: str,
+    host: str,
+    judge_rule: bool,
+) -> list[Finding]:
+    """``provider-rejected`` for each rejection, and, when ``judge_rule`` (the provider saw the
+    client's own bytes), ``rule-disagrees`` for each rejected name toolnames' rule accepts."""
+    found = []
+    errors = [f for f in request_findings if f.severity == "error"]
+    for r in rejections:
+        quoted = f'"{r.provider_text}"'
+        if not r.tied:
+            where = f" ({r.path})" if r.path else ""
+            said = (
+                f"toolnames had predicted {len(errors)} error(s) in this request: "
+                + ", ".join(sorted({f.code for f in errors}))
+                if errors
+                else "toolnames had predicted no error in this request"
+            )
+            found.append(
+                Finding(
+                    codes.PROVIDER_REJECTED,
+                    "error",
+                    r.path,
+                    f"the provider rejected a tool name or the tool choice (HTTP {status}) at a "
+                    f"place toolnames cannot tie to a name in the request{where}: {quoted}; {said}",
+                )
+            )
+            continue
+        predicted = _prediction(r, request_findings)
+        if predicted is None:
+            said = "toolnames had not predicted it"
+        elif predicted.severity == "error":
+            said = f"toolnames had predicted it ({predicted.code})"
+        else:
+            said = f"toolnames had only warned ({predicted.code})"
+        what = f"{r.path} {describe_name(r.name)}" if r.name is not None else r.path
+        found.append(
+            Finding(
+                codes.PROVIDER_REJECTED,
+                "error",
+                r.path,
+                f"the provider rejected {what} (HTTP {status}): {quoted}; {said}",
+            )
+        )
+        missed = predicted is None or predicted.severity != "error"
+        if judge_rule and missed and r.place in ("tool", "history") and r.name is not None:
+            rejecting = [rid for rid, nr in RULES.items() if name_violations(r.name, nr)]
+            found.append(
+                Finding(
+                    codes.RULE_DISAGREES,
+                    "warning",
+                    r.path,
+                    f"rule {rule} disagrees with {_host(host)}: the provider rejected {what}, "
+                    f"which rule {rule} accepts; {_advice(host, rejecting, 'reject')}",
+                    rule,
+                )
+            )
+    return found
+
+
+def accepted_findings(
+    status: int,
+    request_findings: list[Finding],
+    names: dict[str, str],
+    rule: str,
+    host: str,
+) -> list[Finding]:
+    """``rule-disagrees`` for each name toolnames' rule rejected in a request the provider
+    accepted as the client sent it; ``names``: the name at each path of the request."""
+    by_path: dict[str, list[str]] = {}
+    for f in request_findings:
+        if f.code in RULE_CODES and f.severity == "error" and f.path in names:
+            by_path.setdefault(f.path, []).append(f.code)
+    found = []
+    for path, broken in by_path.items():
+        name = names[path]
+        accepting = [
+            rid
+            for rid, nr in RULES.items()
+            if rid != rule
+            and not name_violations(name, nr)
+            and (codes.NAME_DUPLICATE not in broken or not nr.rejects_duplicates)
+        ]
+        found.append(
+            Finding(
+                codes.RULE_DISAGREES,
+                "warning",
+                path,
+                f"rule {rule} disagrees with {_host(host)}: {path} {describe_name(name)} breaks "
+                f"rule {rule} ({', '.join(broken)}), but the provider accepted the request "
+                f"(HTTP {status}); {_advice(host, accepting, 'accept')}",
+                rule,
+            )
+        )
+    return found
