@@ -27,6 +27,7 @@ __all__ = [
     "RESPONSE_IGNORED_CHOICE",
     "RESPONSE_UNKNOWN_TOOL",
     "RESPONSE_UNREADABLE",
+    "RESULT_UNKNOWN_TOOL",
     "RULE_DISAGREES",
     "TOOL_MALFORMED",
     "CodeInfo",
@@ -47,6 +48,7 @@ REQUEST_UNREADABLE = "request-unreadable"
 RESPONSE_UNKNOWN_TOOL = "response-unknown-tool"
 RESPONSE_IGNORED_CHOICE = "response-ignored-choice"
 RESPONSE_UNREADABLE = "response-unreadable"
+RESULT_UNKNOWN_TOOL = "result-unknown-tool"
 PROVIDER_REJECTED = "provider-rejected"
 RULE_DISAGREES = "rule-disagrees"
 
@@ -76,6 +78,9 @@ CATALOGUE: dict[str, CodeInfo] = {
     RESPONSE_UNKNOWN_TOOL: CodeInfo("response", "the model called a tool that was never offered"),
     RESPONSE_IGNORED_CHOICE: CodeInfo("response", "the model ignored a forced tool choice"),
     RESPONSE_UNREADABLE: CodeInfo("response", "toolnames could not read the answer"),
+    RESULT_UNKNOWN_TOOL: CodeInfo(
+        "request", "a tool result names a function the session never declared"
+    ),
     PROVIDER_REJECTED: CodeInfo(
         "response", "the provider rejected a tool name or the tool choice of the request"
     ),

@@ -74,6 +74,8 @@ class Finding:
     path: str
     message: str
     rule: str | None = None
+    # For a WebSocket session: the index of the message it concerns in the flow's messages.
+    message_index: int | None = None
 
     def to_dict(self) -> dict:
         d = {
@@ -84,6 +86,8 @@ class Finding:
         }
         if self.rule:
             d["rule"] = self.rule
+        if self.message_index is not None:
+            d["message_index"] = self.message_index
         return d
 
 

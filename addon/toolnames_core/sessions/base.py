@@ -1,0 +1,87 @@
+"""What a WebSocket protocol adapter is made of, and what it reads out of one message.
+
+An adapter reads one parsed message at a time and says what it declares, forces,
+remembers or calls; the ``Session`` keeps what is in force and judges it. Paths in a
+message's records are JSON paths inside that message (``session.tools[1].name``), as the
+providers print them in their error events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import NamedTuple
+
+from toolnames_core.model import Choice
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
+
+__all__ = ["Block", "ClientMessage", "ServerMessage", "SessionProtocol"]
+
+
+@dataclass(slots=True)
+class ClientMessage:
+    """What one client message declares, forces, remembers and answers."""
+
+    # The tools the message declares; None when it leaves the tools in force as they are
+    # (an empty list clears them).
+    tools: list[NameRef] | None = None
+    # Its choice, or None when it sets none; a choice of "auto" or "none" forces nothing.
+    choice: Choice | None = None
+    choice_given: bool = False
+    # "session": the declaration stays in force until the next one; "response": it holds
+    # for the one response the message asks for (OpenAI Realtime's response.create).
+    scope: str = "session"
+    # Names of calls the client puts into the conversation.
+    history: list[NameRef] = field(default_factory=list)
+    # Names of functions whose results the client sends (Gemini Live's toolResponse).
+    results: list[NameRef] = field(default_factory=list)
+    # The client's own id of this message, for an error event that answers it.
+    event_id: str | None = None
+    problems: list[Finding] = field(default_factory=list)
+
+    @property
+    def names_anything(self) -> bool:
+        return bool(
+            self.tools is not None
+            or self.choice_given
+            or self.history
+            or self.results
+            or self.problems
+        )
+
+
+@dataclass(slots=True)
+class ServerMessage:
+    """What one server message calls or reports."""
+
+    # (the call's identity within the session, where its name sits): one call shows up in
+    # several events (added, arguments done, item done, response done), judged once.
+    calls: list[tuple[str, NameRef]] = field(default_factory=list)
+    # The tools the server says are in force (a session.created that an ephemeral
+    # token's configuration set up), or None.
+    tools: list[NameRef] | None = None
+    # The response is complete: every call it made is in ``calls``.
+    response_done: bool = False
+
+
+class Block(NamedTuple):
+    """How a blocked client message is answered: an error event to inject towards the
+    client (``event``), or a close of the connection with a code and a reason."""
+
+    event: bytes | None = None
+    close_code: int = 0
+    close_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionProtocol:
+    name: str
+    title: str
+    # The HTTP API whose rule a session's names get on the same host (endpoints.choose_rule).
+    rule_api: str
+    read_client: Callable[[dict], ClientMessage]
+    read_server: Callable[[dict], ServerMessage]
+    # (toolnames' message, the first error, the blocked message) -> the client's answer.
+    block: Callable[[str, Finding, ClientMessage], Block]
