@@ -43,9 +43,13 @@ from toolnames_core import detect_api
 from toolnames_core import is_stream
 from toolnames_core import nothing_to_check
 from toolnames_core import parse_rule_override
+from toolnames_core.sessions import PROTOCOLS
+from toolnames_core.sessions import Session
+from toolnames_core.sessions import detect_protocol
 from toolnames_mitm import flows
 from toolnames_mitm import report
 from toolnames_mitm import save
+from toolnames_mitm import sessions
 from toolnames_mitm import view
 from toolnames_mitm.deferral import Deferral
 from toolnames_mitm.deferral import Pending
@@ -70,6 +74,10 @@ class ToolNames:
         )
         # Flows read back from a file with a toolnames record: shown as recorded, not checked.
         self.read_back: weakref.WeakKeyDictionary[http.HTTPFlow, FlowRecord | None] = (
+            weakref.WeakKeyDictionary()
+        )
+        # Each live LLM API WebSocket's session, from websocket_start to websocket_end.
+        self.sessions: weakref.WeakKeyDictionary[http.HTTPFlow, Session] = (
             weakref.WeakKeyDictionary()
         )
         self.deferral = Deferral(self._check_pending, self._redraw)
@@ -318,6 +326,66 @@ class ToolNames:
         if exchange.findings or exchange.fixes:
             recorded = FlowRecord.of(exchange, self.mode)
             self._log(flow, flows.mark(flow, recorded))
+        self._save(flow, recorded)
+
+    # -- WebSocket sessions (OpenAI Realtime, Gemini Live) --------------------------------
+
+    def websocket_start(self, flow: http.HTTPFlow) -> None:
+        protocol = detect_protocol(flow.request.path)
+        if protocol is None or (self.filter and not self.filter(flow)):
+            return
+        if not flow.live and flows.META_KEY in flow.metadata:
+            # A saved session read back: shown as the live run recorded it.
+            recorded = self.read_back[flow] = flows.record(flow)
+            if recorded is not None:
+                self._log(flow, flows.show(flow, recorded))
+            return
+        host = flows.host(flow.request)
+        rule = choose_rule(PROTOCOLS[protocol].rule_api, host, self.overrides, flow.request.port)
+        # Only a live connection can be changed: a session read from a file is observed.
+        mode = self.mode if flow.live else "observe"
+        self.sessions[flow] = Session(protocol, rule, host, mode)
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        session = self.sessions.get(flow)
+        if session is None or flow.websocket is None:
+            return
+        index = len(flow.websocket.messages) - 1
+        message = flow.websocket.messages[index]
+        if message.injected:
+            return  # toolnames' own error event, or another addon's message
+        outcome = session.receive(index, message.from_client, message.content)
+        if outcome.block is not None:
+            message.drop()
+            sessions.answer(flow, outcome.block)
+        elif outcome.content is not None:
+            message.content = outcome.content
+        changed = outcome.block is not None or outcome.content is not None
+        if outcome.findings or changed:
+            recorded = FlowRecord.of_session(session, self.mode)
+            flows.mark(flow, recorded)
+            side = "client" if message.from_client else "server"
+            for finding in outcome.findings:
+                self._log(
+                    flow,
+                    f"message {index} ({side}): toolnames {finding.severity}: {finding.code}: {finding.message}",
+                )
+            if session.fixes and session.fixes[-1].message_index == index:
+                self._log(
+                    flow, f"message {index} ({side}): toolnames fixed {recorded.fixes_text()}"
+                )
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        if flow in self.read_back:
+            self._save(flow, self.read_back.pop(flow))
+            return
+        session = self.sessions.pop(flow, None)
+        if session is None:
+            return
+        recorded = None
+        if session.findings or session.fixes:
+            recorded = FlowRecord.of_session(session, self.mode)
+            flows.mark(flow, recorded)
         self._save(flow, recorded)
 
     def _log(self, flow: http.HTTPFlow, comment: str | None) -> None:

@@ -18,6 +18,7 @@ from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
+from toolnames_core.sessions import Session
 
 __all__ = [
     "COMMENT_PREFIX",
@@ -41,9 +42,14 @@ class RecordedFix(NamedTuple):
     old: str
     new: str
     rewrite: str
+    # For a WebSocket session: the index of the rewritten message in the flow's messages.
+    message_index: int | None = None
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "from": self.old, "to": self.new, "rewrite": self.rewrite}
+        d = {"path": self.path, "from": self.old, "to": self.new, "rewrite": self.rewrite}
+        if self.message_index is not None:
+            d["message_index"] = self.message_index
+        return d
 
 
 class RecordedRejection(NamedTuple):
@@ -103,6 +109,21 @@ class FlowRecord:
             ],
         )
 
+    @classmethod
+    def of_session(cls, session: Session, mode: str) -> FlowRecord:
+        """The record of a WebSocket session: each finding and fix with its message's index."""
+        action = "blocked" if session.blocked else "fixed" if session.fixes else "observed"
+        return cls(
+            session.api,
+            session.rule,
+            mode,
+            action,
+            list(session.findings),
+            [RecordedFix(f.path, f.old, f.new, f.rewrite, index) for index, f in session.fixes],
+            list(session.fix_skipped),
+            session.restored,
+        )
+
     # -- as flow metadata ----------------------------------------------------------------
 
     def to_metadata(self) -> dict:
@@ -152,11 +173,23 @@ class FlowRecord:
         return cls(
             *head,
             findings=[
-                Finding(f["code"], f["severity"], f["path"], f["message"], f.get("rule"))
+                Finding(
+                    f["code"],
+                    f["severity"],
+                    f["path"],
+                    f["message"],
+                    f.get("rule"),
+                    _index(f.get("message_index")),
+                )
                 for f in findings
                 if f["severity"] in SEVERITY_RANK
             ],
-            fixes=[RecordedFix(f["path"], f["from"], f["to"], f["rewrite"]) for f in fixes],
+            fixes=[
+                RecordedFix(
+                    f["path"], f["from"], f["to"], f["rewrite"], _index(f.get("message_index"))
+                )
+                for f in fixes
+            ],
             fix_skipped=[SkippedFix(s["path"], s["name"], s["reason"]) for s in skipped],
             restored=restored,
             saved=meta.get("saved") is True,
@@ -237,6 +270,11 @@ _RENAMED_CODES = (
     codes.NAME_EMPTY,
     codes.HISTORY_NAME_INVALID,
 )
+
+
+def _index(value: object) -> int | None:
+    """A message index as recorded; anything else (absent, or a hand edit) is none."""
+    return value if type(value) is int and value >= 0 else None
 
 
 def _entries(items: object, keys: tuple[str, ...]) -> list[dict] | None:

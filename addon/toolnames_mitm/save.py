@@ -56,11 +56,34 @@ def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
             values = message.headers.get_all(name)
             if values:
                 message.headers.set_all(name, [REDACTED] * len(values))
+    for message in (copy.request, copy.response):
+        if message is not None:
+            _redact_subprotocols(message.headers)
     query = copy.request.query
     for name in list(query.keys()):
         if name.lower() in SECRET_QUERY:
             query.set_all(name, [REDACTED] * len(query.get_all(name)))
     return copy
+
+
+# Browsers cannot set headers on a WebSocket, so OpenAI Realtime takes the key as a
+# subprotocol: "Sec-WebSocket-Protocol: realtime, openai-insecure-api-key.<KEY>".
+SECRET_SUBPROTOCOLS = ("openai-insecure-api-key.",)
+
+
+def _redact_subprotocols(headers: http.Headers) -> None:
+    values = headers.get_all("sec-websocket-protocol")
+    if not values:
+        return
+    redacted = []
+    for value in values:
+        tokens = [t.strip() for t in value.split(",")]
+        for i, token in enumerate(tokens):
+            for prefix in SECRET_SUBPROTOCOLS:
+                if token.lower().startswith(prefix):
+                    tokens[i] = prefix + REDACTED
+        redacted.append(", ".join(tokens))
+    headers.set_all("sec-websocket-protocol", redacted)
 
 
 def redacted_path(path: str) -> str:

@@ -25,9 +25,20 @@ from toolnames_core import parse_rule_override
 from toolnames_core import render_request
 from toolnames_core import render_response
 from toolnames_core.codes import CATALOGUE
+from toolnames_core.sessions import PROTOCOLS
+from toolnames_core.sessions import Session
+from toolnames_core.sessions import detect_protocol
+from toolnames_core.sessions.render import render_message
 from toolnames_mitm import flows
 
-__all__ = ["VIEW_NAME", "ToolnamesView", "available", "exchange_of", "register"]
+__all__ = [
+    "VIEW_NAME",
+    "ToolnamesView",
+    "available",
+    "exchange_of",
+    "register",
+    "session_view",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +49,8 @@ PREFERRED = 2.0
 NOT_LLM = (
     "toolnames reads the requests and responses of the LLM APIs it knows "
     "(POST .../chat/completions, .../responses, .../v1/messages, ...:generateContent, "
-    ".../model/<id>/converse); this message is not one of them.\n"
+    ".../model/<id>/converse) and the messages of OpenAI Realtime and Gemini Live "
+    "WebSockets; this message is not one of them.\n"
 )
 
 # mitmproxy 11 has no Contentview; the class is still defined there, but never registered.
@@ -75,6 +87,37 @@ def exchange_of(flow: http.HTTPFlow) -> tuple[Exchange, FlowRecord | None] | Non
     return Exchange(api, choose_rule(api, host, overrides, request.port), host), recorded
 
 
+# Words every WebSocket message that declares, forces or calls a tool holds somewhere.
+_SESSION_KEYS = (b"tool", b"function", b"Tool", b"Function")
+
+
+def session_view(flow: http.HTTPFlow, shown: object, data: bytes) -> str | None:
+    """The text for one message of a live LLM API session; None for another WebSocket.
+    The session is replayed up to the message: what is in force depends on what came before."""
+    protocol = detect_protocol(flow.request.path) if flow.websocket else None
+    if protocol is None:
+        return None
+    recorded = flows.record(flow)
+    host = flows.host(flow.request)
+    if recorded is not None and recorded.rule in RULES:
+        rule = recorded.rule
+    else:
+        overrides = _option("toolnames_rule", _overrides, ())
+        rule = choose_rule(PROTOCOLS[protocol].rule_api, host, overrides, flow.request.port)
+    session = Session(protocol, rule, host)
+    messages = flow.websocket.messages
+    index = next((i for i, m in enumerate(messages) if m is shown), len(messages))
+    for i, message in enumerate(messages[:index]):
+        if not message.injected and not message.dropped:
+            session.receive(i, message.from_client, message.content)
+    from_client = getattr(shown, "from_client", True)
+    session.receive(index, from_client, data)
+    findings = None
+    if recorded is not None:
+        findings = [f for f in recorded.findings if f.message_index == index]
+    return render_message(session, index, from_client, findings)
+
+
 def _message_of(metadata) -> tuple[http.HTTPFlow, bool] | None:
     """The HTTP flow a message belongs to, and whether it is the request."""
     flow = getattr(metadata, "flow", None)
@@ -91,6 +134,9 @@ class ToolnamesView(_Base):
     name = VIEW_NAME
 
     def prettify(self, data: bytes, metadata) -> str:
+        shown = getattr(metadata, "websocket_message", None)
+        if shown is not None and isinstance(getattr(metadata, "flow", None), http.HTTPFlow):
+            return session_view(metadata.flow, shown, data) or NOT_LLM
         message = _message_of(metadata)
         found = exchange_of(message[0]) if message else None
         if found is None:
@@ -111,6 +157,14 @@ class ToolnamesView(_Base):
         # Called for every message mitmweb or the console shows: cheap for anything that
         # is not an LLM API call, and never raising.
         try:
+            if getattr(metadata, "websocket_message", None) is not None:
+                flow = getattr(metadata, "flow", None)
+                if (
+                    not isinstance(flow, http.HTTPFlow)
+                    or detect_protocol(flow.request.path) is None
+                ):
+                    return -1
+                return PREFERRED if any(key in data for key in _SESSION_KEYS) else 0
             message = _message_of(metadata)
             if message is None:
                 return -1

@@ -40,6 +40,7 @@ from toolnames_core.sessions import gemini_live
 from toolnames_core.sessions import realtime
 from toolnames_core.sessions.base import Block
 from toolnames_core.sessions.base import ClientMessage
+from toolnames_core.sessions.base import ServerMessage
 from toolnames_core.sessions.base import SessionProtocol
 
 __all__ = ["PROTOCOLS", "MODES", "Outcome", "Session", "SessionFix"]
@@ -89,6 +90,7 @@ class Session:
         "restorer",
         "blocked",
         "messages",
+        "last",
     )
 
     def __init__(self, protocol: str, rule: str, host: str = "", mode: str = "observe") -> None:
@@ -117,6 +119,8 @@ class Session:
         self.restorer: Restorer | None = None
         self.blocked: list[int] = []  # indices of client messages never forwarded
         self.messages = 0  # messages read
+        # What the last message read declared or called (the content view shows it).
+        self.last: ClientMessage | ServerMessage | None = None
 
     @property
     def api(self) -> str:
@@ -129,6 +133,7 @@ class Session:
     def receive(self, index: int, from_client: bool, content: bytes) -> Outcome:
         """Read message ``index`` of the connection (its position in the flow's messages)."""
         self.messages += 1
+        self.last = None
         if from_client:
             return self._client(index, content)
         sent = None
@@ -170,7 +175,7 @@ class Session:
         event, problems = self._parse(index, content, True)
         if event is None:
             return Outcome(problems)
-        message = self.protocol.read_client(event)
+        message = self.last = self.protocol.read_client(event)
         if not message.names_anything:
             return Outcome([])
         tools = message.tools if message.tools is not None else self.tools
@@ -267,7 +272,7 @@ class Session:
         event, problems = self._parse(index, content, False)
         if event is None:
             return Outcome(problems)
-        message = self.protocol.read_server(event)
+        message = self.last = self.protocol.read_server(event)
         if message.tools is not None:
             self.tools = message.tools
         tools, choice = self.response_offer or (self.tools, self.choice)
