@@ -196,9 +196,21 @@ class Session:
             self.blocked.append(index)
             errors = [f for f in found if f.severity == "error"]
             return Outcome(found, block=self.protocol.block(block_text(errors), errors[0], message))
-        new = self._fix(index, content, message, view) if self.mode == "fix" and found else None
+        new = None
+        if self.mode == "fix" and (found or self._names_aliased(message)):
+            new = self._fix(index, content, message, view)
         self._take(message)
         return Outcome(found, content=new)
+
+    def _names_aliased(self, message: ClientMessage) -> bool:
+        """The message names, under the app's name, a tool that goes out under an alias
+        (a choice of a tool declared earlier, a tool result): it is renamed alike."""
+        if not self.aliases:
+            return False
+        named = {ref.name for ref in (*message.history, *message.results)}
+        if message.choice is not None:
+            named.update(ref.name for ref in message.choice.names)
+        return not named.isdisjoint(self.aliases.values())
 
     def _check_results(self, message: ClientMessage) -> list[Finding]:
         declared = {t.name for t in self.tools}
