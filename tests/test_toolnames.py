@@ -1355,3 +1355,195 @@ def test_the_addon_the_scanner_and_the_view_hear_the_provider_alike(verdict):
                 text += ToolnamesView().prettify(message.content, meta)
             shown = sorted((code, where or "") for code, where in FINDING_LINE.findall(text))
             assert shown == live
+
+
+# -- WebSocket sessions (OpenAI Realtime, Gemini Live) ------------------------------------------
+
+REALTIME_PATH = "/v1/realtime?model=gpt-realtime"
+LIVE_PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=sk-live-secret"
+
+
+def ws_flow(host: str, path: str) -> http.HTTPFlow:
+    f = tflow.twebsocketflow()
+    f.websocket.messages = []  # tflow's come with three of their own
+    f.request.host = f.request.headers["host"] = host
+    f.request.path = path
+    return f
+
+
+def ws_send(tn, f: http.HTTPFlow, from_client: bool, event: dict, injected: bool = False):
+    from mitmproxy import websocket as mitm_websocket
+    from wsproto.frame_protocol import Opcode
+
+    message = mitm_websocket.WebSocketMessage(
+        Opcode.TEXT, from_client, json.dumps(event).encode(), injected=injected
+    )
+    f.websocket.messages.append(message)
+    tn.websocket_message(f)
+    return message
+
+
+def realtime_update(*names: str) -> dict:
+    tools = [{"type": "function", "name": n, "parameters": {}} for n in names]
+    return {
+        "type": "session.update",
+        "event_id": "evt_1",
+        "session": {"type": "realtime", "tools": tools},
+    }
+
+
+def test_observe_marks_comments_and_logs_a_session_with_message_indices(caplog):
+    caplog.set_level(logging.WARNING)
+    with running() as (tctx, tn):
+        f = ws_flow("api.openai.com", REALTIME_PATH)
+        tn.websocket_start(f)
+        ws_send(tn, f, True, {"type": "input_audio_buffer.append", "audio": "AAAA"})
+        sent = ws_send(tn, f, True, realtime_update("search.web"))
+        ws_send(
+            tn,
+            f,
+            False,
+            {
+                "type": "response.output_item.added",
+                "item": {"type": "function_call", "name": "ghost", "call_id": "c1"},
+            },
+        )
+        tn.websocket_end(f)
+    assert (
+        not sent.dropped and json.loads(sent.content)["session"]["tools"][0]["name"] == "search.web"
+    )
+    meta = f.metadata["toolnames"]
+    assert (
+        meta["api"] == "openai-realtime"
+        and meta["rule"] == "openai"
+        and meta["action"] == "observed"
+    )
+    assert [(x["message_index"], x["code"]) for x in meta["findings"]] == [
+        (1, "name-invalid-chars"),
+        (2, "response-unknown-tool"),
+    ]
+    assert f.marked == ":warning:" and f.comment.startswith("toolnames error: name-invalid-chars")
+    assert "message 1 (client): toolnames error: name-invalid-chars" in caplog.text
+    assert "message 2 (server): toolnames error: response-unknown-tool" in caplog.text
+    assert FlowRecord.from_metadata(meta).findings[1].message_index == 2
+    assert f not in tn.sessions  # gone with the connection
+
+
+def test_block_drops_the_message_and_injects_realtimes_error_event(monkeypatch):
+    with running(toolnames_mode="block") as (tctx, tn):
+        injected = []
+        monkeypatch.setattr(tctx.master.commands, "call", lambda *a: injected.append(a))
+        f = ws_flow(
+            "myres.openai.azure.com",
+            "/openai/realtime?api-version=2025-04-01-preview&deployment=rt",
+        )
+        tn.websocket_start(f)
+        sent = ws_send(tn, f, True, realtime_update("x" * 65))
+        # toolnames' own event passes through the hook too, and is left alone.
+        ws_send(
+            tn, f, False, {"type": "error", "error": {"message": "toolnames: …"}}, injected=True
+        )
+    assert sent.dropped
+    ((command, flow_, to_client, data, is_text),) = injected
+    assert (command, flow_, to_client, is_text) == ("inject.websocket", f, True, True)
+    error = json.loads(data)["error"]
+    assert error["code"] == "name-too-long" and error["param"] == "session.tools[0].name"
+    assert error["message"].startswith("toolnames: ") and "azure" in error["message"]
+    assert f.metadata["toolnames"]["action"] == "blocked" and f.marked == ":no_entry:"
+    assert len(f.metadata["toolnames"]["findings"]) == 1
+
+
+def test_block_closes_a_gemini_live_session(monkeypatch):
+    closed = []
+    monkeypatch.setattr(toolnames.sessions, "close", lambda *a: closed.append(a))
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = ws_flow("generativelanguage.googleapis.com", LIVE_PATH)
+        tn.websocket_start(f)
+        sent = ws_send(
+            tn,
+            f,
+            True,
+            {"setup": {"model": "m", "tools": [{"functionDeclarations": [{"name": "9lives"}]}]}},
+        )
+    assert sent.dropped
+    ((flow_, code, reason),) = closed
+    assert flow_ is f and code == 1007 and reason.startswith("toolnames: setup.tools[0]")
+
+
+def test_fix_renames_out_and_restores_back_and_records_each_message():
+    with running(toolnames_mode="fix") as (tctx, tn):
+        f = ws_flow("api.openai.com", REALTIME_PATH)
+        tn.websocket_start(f)
+        sent = ws_send(tn, f, True, realtime_update("github.create_issue"))
+        alias = json.loads(sent.content)["session"]["tools"][0]["name"]
+        back = ws_send(
+            tn,
+            f,
+            False,
+            {
+                "type": "response.function_call_arguments.done",
+                "name": alias,
+                "call_id": "c1",
+                "arguments": "{}",
+            },
+        )
+        tn.websocket_end(f)
+    assert alias.startswith("github_create_issue_")
+    assert json.loads(back.content)["name"] == "github.create_issue"
+    meta = f.metadata["toolnames"]
+    assert meta["action"] == "fixed" and meta["restored"] == 1
+    assert meta["fixes"] == [
+        {
+            "path": "session.tools[0].name",
+            "from": "github.create_issue",
+            "to": alias,
+            "rewrite": "alias",
+            "message_index": 0,
+        }
+    ]
+    assert f.marked == ":hammer_and_wrench:"
+
+
+def test_a_websocket_that_is_no_llm_session_is_left_alone():
+    with running() as (tctx, tn):
+        f = ws_flow("example.com", "/socket")
+        tn.websocket_start(f)
+        ws_send(tn, f, True, realtime_update("a.b"))
+        tn.websocket_end(f)
+    assert "toolnames" not in f.metadata and f not in tn.sessions
+
+
+def test_a_saved_session_holds_no_credential_and_reads_back_as_recorded(tmp_path, caplog):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        f = ws_flow("generativelanguage.googleapis.com", LIVE_PATH)
+        f.request.headers["sec-websocket-protocol"] = (
+            "realtime, openai-insecure-api-key.sk-secret, openai-beta.realtime-v1"
+        )
+        f.request.headers["x-goog-api-key"] = "secret-goog"
+        tn.websocket_start(f)
+        ws_send(
+            tn, f, True, {"setup": {"tools": [{"functionDeclarations": [{"name": "fs/read"}]}]}}
+        )
+        tn.websocket_end(f)
+    (saved,) = read_flows(path)
+    assert saved.request.headers["sec-websocket-protocol"] == (
+        "realtime, openai-insecure-api-key.REDACTED-by-toolnames, openai-beta.realtime-v1"
+    )
+    assert saved.request.query["key"] == "REDACTED-by-toolnames"
+    assert saved.request.headers["x-goog-api-key"] == "REDACTED-by-toolnames"
+    assert len(saved.websocket.messages) == 1
+    assert f.metadata["toolnames"]["saved"] is True
+    assert saved.metadata["toolnames"]["findings"][0]["message_index"] == 0
+    assert "secret" not in str(saved.get_state())
+    assert f.request.query["key"] == "sk-live-secret"  # the live flow keeps it
+    # Read back: shown as recorded, not checked again.
+    caplog.set_level(logging.WARNING)
+    with running() as (tctx, tn):
+        saved.live = False
+        tn.websocket_start(saved)
+        for _ in range(len(saved.websocket.messages)):
+            tn.websocket_message(saved)
+        tn.websocket_end(saved)
+    assert "toolnames error: name-invalid-chars" in caplog.text
+    assert "sk-live-secret" not in caplog.text
