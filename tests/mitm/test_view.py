@@ -217,3 +217,54 @@ def test_on_mitmproxy_11_no_view_is_registered():
     with taddons.context() as tctx:
         tctx.script(str(ADDON_SCRIPT))
     assert contentviews.get("toolnames") is None
+
+
+# --- WebSocket sessions ------------------------------------------------------------------------
+
+
+def realtime_flow(*events: tuple[bool, dict]) -> http.HTTPFlow:
+    import json
+
+    from mitmproxy import websocket
+    from wsproto.frame_protocol import Opcode
+
+    f = tflow.twebsocketflow()
+    f.request.host = "api.openai.com"
+    f.request.path = "/v1/realtime?model=gpt-realtime"
+    f.websocket.messages = [
+        websocket.WebSocketMessage(Opcode.TEXT, from_client, json.dumps(e).encode())
+        for from_client, e in events
+    ]
+    return f
+
+
+DECLARE = (
+    True,
+    {"type": "session.update", "session": {"tools": [{"type": "function", "name": "a.b"}]}},
+)
+CALL = (
+    False,
+    {
+        "type": "response.output_item.added",
+        "item": {"type": "function_call", "name": "zz", "call_id": "c"},
+    },
+)
+
+
+def test_a_websocket_message_is_shown_against_the_session_before_it():
+    f = realtime_flow(DECLARE, (True, {"type": "input_audio_buffer.append", "audio": "AA"}), CALL)
+    text = mitm_view.session_view(f, f.websocket.messages[2], f.websocket.messages[2].content)
+    assert "OpenAI Realtime message 2 (provider → client)" in text
+    assert "✗ never declared" in text and "Tools in force: 1: a.b" in text
+    assert "response-unknown-tool at item.name" in text
+    other = tflow.twebsocketflow()
+    assert mitm_view.session_view(other, other.websocket.messages[0], b"hi") is None
+
+
+@needs_mitmproxy12
+def test_the_view_opens_by_itself_on_a_session_message_that_names_tools(view):
+    f = realtime_flow(DECLARE, (True, {"type": "input_audio_buffer.append", "audio": "AA"}))
+    declared = contentviews.prettify_message(f.websocket.messages[0], f)
+    assert declared.view_name == "toolnames"
+    assert "Tools declared (session): 1" in declared.text and "bad chars '.'" in declared.text
+    assert contentviews.prettify_message(f.websocket.messages[1], f).view_name != "toolnames"
