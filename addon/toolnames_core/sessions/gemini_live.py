@@ -2,8 +2,10 @@
 
 Shapes from google-genai's ``types.py`` and ``live.py``: the first client message is
 ``{"setup": {"model", "tools": [{"functionDeclarations": [...]}]}}`` (``LiveClientSetup``;
-the SDK sends camelCase, the proto's snake_case is read too, as for HTTP); functions are
-declared there once, for the whole session. The server calls with
+the SDK sends camelCase, the proto's snake_case is read too, as for HTTP, and some
+messages mix them: ``send_tool_response`` sends ``{"tool_response": {"functionResponses":
+…}}``). A later ``contextUpdate.tools.tools`` replaces the session's tools
+(``LiveClientContextUpdate``). The server calls with
 ``{"toolCall": {"functionCalls": [{"id", "name", "args"}]}}`` (``LiveServerToolCall``), the
 client answers with ``{"toolResponse": {"functionResponses": [{"id", "name",
 "response"}]}}`` (``LiveClientToolResponse``), whose names must be declared functions, and
@@ -88,6 +90,15 @@ def read_client(event: dict) -> ClientMessage:
         found = _member(setup, "tools", "tools")
         # A setup without tools declares that there are none: the session's offer is empty.
         _read_tools(found[1] if found else [], ("setup", "tools"), message)
+        return message
+    found = _member(event, "contextUpdate", "context_update")
+    if found and isinstance(found[1], dict):
+        # LiveClientContextUpdate: the tools replace the session's, under a wrapper whose
+        # presence tells "no update" from "clear all tools" (LiveClientContextUpdateTools).
+        wrapper = _member(found[1], "tools", "tools")
+        if wrapper and isinstance(wrapper[1], dict):
+            inner = _member(wrapper[1], "tools", "tools")
+            _read_tools(inner[1] if inner else [], (found[0], "tools", "tools"), message)
         return message
     found = _member(event, "toolResponse", "tool_response")
     if found and isinstance(found[1], dict):

@@ -165,11 +165,12 @@ def tool_call(calls: list[tuple[str, str]]) -> dict:
     return {"toolCall": {"functionCalls": [{"id": i, "name": n, "args": {}} for i, n in calls]}}
 
 
-def tool_response(responses: list[tuple[str, str]]) -> dict:
-    """``responses``: (id, name)."""
+def tool_response(responses: list[tuple[str, str]], key: str = "toolResponse") -> dict:
+    """``responses``: (id, name). google-genai's send_tool_response sends the key in
+    snake_case (``tool_response``) around camelCase fields."""
     # LiveClientMessage.tool_response (LiveClientToolResponse), FunctionResponse
     return {
-        "toolResponse": {
+        key: {
             "functionResponses": [
                 {"id": i, "name": n, "response": {"result": "ok"}} for i, n in responses
             ]
@@ -185,6 +186,12 @@ def client_content_with_call(name: str) -> dict:
             "turnComplete": False,
         }
     }
+
+
+def context_update(names: list[str]) -> dict:
+    # LiveClientMessage.context_update (LiveClientContextUpdate, LiveClientContextUpdateTools)
+    decls = [{"name": n, "description": f"the {n} tool"} for n in names]
+    return {"contextUpdate": {"tools": {"tools": [{"functionDeclarations": decls}]}}}
 
 
 def setup_complete() -> dict:

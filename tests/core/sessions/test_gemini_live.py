@@ -50,6 +50,18 @@ def test_tool_response_names_are_results_and_client_content_calls_are_history():
     ]
     snake = read_client({"tool_response": {"function_responses": [{"name": "a"}]}})
     assert [r.path for r in snake.results] == ["tool_response.function_responses[0].name"]
+    mixed = read_client(shapes.tool_response([("1", "a")], key="tool_response"))
+    assert [r.path for r in mixed.results] == ["tool_response.functionResponses[0].name"]
+
+
+def test_a_context_update_replaces_the_tools():
+    message = read_client(shapes.context_update(["b.c"]))
+    assert [(t.name, t.path) for t in message.tools] == [
+        ("b.c", "contextUpdate.tools.tools[0].functionDeclarations[0].name")
+    ]
+    cleared = read_client({"contextUpdate": {"tools": {}}})
+    assert cleared.tools == []
+    assert read_client({"contextUpdate": {"systemInstruction": {"parts": []}}}).tools is None
 
 
 def test_tool_call_names_each_call_by_its_id():
@@ -83,7 +95,9 @@ def test_the_shapes_are_google_genais_types():
         shapes.setup(["a"]),
         shapes.setup(["a"], snake=True),
         shapes.tool_response([("1", "a")]),
+        shapes.tool_response([("1", "a")], key="tool_response"),
         shapes.client_content_with_call("a"),
+        shapes.context_update(["a"]),
     ]:
         assert types.LiveClientMessage.model_validate(message).model_dump(exclude_none=True)
     for message in [shapes.tool_call([("1", "a")]), shapes.setup_complete()]:

@@ -155,6 +155,17 @@ def test_tools_can_change_mid_session():
     assert codes_of(session) == [(3, codes.RESPONSE_UNKNOWN_TOOL, "item.name")]
 
 
+def test_gemini_tools_change_with_a_context_update():
+    session = live()
+    feed(
+        session,
+        (True, shapes.setup(["a"])),
+        (True, shapes.context_update(["b"])),
+        (False, shapes.tool_call([("c1", "a"), ("c2", "b")])),
+    )
+    assert codes_of(session) == [(2, codes.RESPONSE_UNKNOWN_TOOL, "toolCall.functionCalls[0].name")]
+
+
 def test_response_create_tools_hold_for_that_response_only():
     session = realtime()
     feed(
