@@ -73,8 +73,12 @@ def _read_choice(value: object, where: JsonPath, message: ClientMessage) -> None
         return
     if isinstance(value, dict):
         kind = value.get("type")
-        key, ref_kind = {"function": ("name", "function"), "mcp": ("server_label", "builtin")}.get(
-            kind, (None, None)
+        key, ref_kind = (
+            ("name", "function")
+            if kind == "function"
+            else ("server_label", "builtin")
+            if kind == "mcp"
+            else (None, None)
         )
         name = value.get(key) if key else None
         if isinstance(name, str):

@@ -60,6 +60,13 @@ def test_a_malformed_choice_or_tool_is_reported_not_guessed():
     ]
 
 
+def test_a_choice_type_of_any_json_value_is_malformed_not_an_exception():
+    # Found by hand after the property test missed it: a list is no dict key.
+    for kind in (["function"], {"a": 1}, None, 3):
+        message = read_client(shapes.session_update(tool_choice={"type": kind, "name": "a"}))
+        assert [p.code for p in message.problems] == [codes.CHOICE_MALFORMED]
+
+
 def test_response_create_declares_for_one_response_and_its_input_is_history():
     message = read_client(
         shapes.response_create(

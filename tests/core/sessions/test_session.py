@@ -3,8 +3,13 @@
 import json
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from tests.core.sessions import shapes
+from tests.testkit import keyed_bodies
 from toolnames_core import codes
 from toolnames_core.aliases import alias_for
 from toolnames_core.rules import RULES
@@ -364,3 +369,134 @@ def test_fix_leaves_a_session_whose_names_are_valid_untouched():
         (False, shapes.output_item("added", "a", "c1")),
     )
     assert [o.content for o in out] == [None, None] and session.restorer is None
+
+
+# -- whatever the messages hold, a session never raises -------------------------------------
+
+KEYS = [
+    "type",
+    "session",
+    "response",
+    "item",
+    "tools",
+    "tool_choice",
+    "input",
+    "name",
+    "server_label",
+    "call_id",
+    "id",
+    "output",
+    "event_id",
+    "setup",
+    "functionDeclarations",
+    "function_declarations",
+    "toolCall",
+    "functionCalls",
+    "toolResponse",
+    "tool_response",
+    "functionResponses",
+    "clientContent",
+    "turns",
+    "parts",
+    "functionCall",
+    "contextUpdate",
+]
+STRINGS = [
+    "session.update",
+    "response.create",
+    "conversation.item.create",
+    "response.done",
+    "response.output_item.added",
+    "response.function_call_arguments.done",
+    "session.created",
+    "function",
+    "function_call",
+    "mcp",
+    "mcp_call",
+    "required",
+    "auto",
+    "a.b",
+    "a",
+    "",
+]
+
+
+def shaped() -> st.SearchStrategy[dict]:
+    """A real message with any JSON value put in at one of its places."""
+    templates = [
+        shapes.session_update(
+            [shapes.function_tool("a"), shapes.mcp_tool("m")], {"type": "function", "name": "a"}
+        ),
+        shapes.response_create(
+            [shapes.function_tool("a")], "required", [shapes.function_call_item("a")]
+        ),
+        shapes.item_create(shapes.function_call_item("a")),
+        shapes.output_item("added", "a"),
+        shapes.arguments_done("a"),
+        shapes.response_done([("a", "c1")]),
+        shapes.session_created([shapes.function_tool("a")]),
+        shapes.setup(["a"]),
+        shapes.tool_call([("1", "a")]),
+        shapes.tool_response([("1", "a")]),
+        shapes.client_content_with_call("a"),
+        shapes.context_update(["a"]),
+    ]
+
+    def places(value, path=()):
+        yield path
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from places(v, (*path, k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                yield from places(v, (*path, i))
+
+    def put(template, path, value):
+        event = json.loads(json.dumps(template))
+        if not path:
+            return event
+        target = event
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        return event
+
+    any_json = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.just([]),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+    return st.sampled_from(templates).flatmap(
+        lambda t: st.tuples(st.sampled_from(list(places(t))), any_json).map(
+            lambda pv: put(t, pv[0], pv[1])
+        )
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["openai-realtime", "gemini-live"]),
+    st.sampled_from(["observe", "fix", "block"]),
+    st.lists(st.tuples(st.booleans(), keyed_bodies(KEYS, STRINGS)), max_size=6),
+)
+def test_any_messages_in_any_mode_give_findings_never_an_exception(protocol, mode, messages):
+    session = Session(protocol, "openai", mode=mode)
+    for i, (from_client, event) in enumerate(messages):
+        out = session.receive(i, from_client, shapes.dumps(event))
+        if out.content is not None:
+            json.loads(out.content)  # a rewritten message is still JSON
+        assert out.block is None or (from_client and mode == "block")
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shaped())
+def test_a_real_message_with_any_value_anywhere_never_raises(event):
+    for protocol in ("openai-realtime", "gemini-live"):
+        for mode in ("observe", "fix", "block"):
+            session = Session(protocol, "gemini", mode=mode)
+            for from_client in (True, False):
+                out = session.receive(0, from_client, shapes.dumps(event))
+                if out.content is not None:
+                    json.loads(out.content)
