@@ -66,18 +66,22 @@ def _websocket_layer(flow: http.HTTPFlow) -> websocket.WebsocketLayer | None:
 
 def close(flow: http.HTTPFlow, code: int, reason: str) -> bool:
     """Close ``flow``'s WebSocket with ``code`` and ``reason``, from inside its message hook;
-    False (and a log line) when the connection's layer cannot be found."""
-    found = _websocket_layer(flow)
-    client = getattr(found, "client_ws", None)
-    if client is None:
-        logger.warning(
-            "toolnames could not close the WebSocket of %s with code %d (%s); its message "
-            "was not forwarded",
-            flow.request.pretty_url,
-            code,
-            reason,
-        )
-        return False
-    # Read right after the message being handled, in the same pass of the layer's loop.
-    client.receive_data(close_frame(code, reason))
-    return True
+    False (and a log line) when the connection's layer cannot be found or fed."""
+    try:
+        client = getattr(_websocket_layer(flow), "client_ws", None)
+        if client is not None:
+            # Read right after the message being handled, in the same pass of the layer's loop.
+            client.receive_data(close_frame(code, reason))
+            return True
+        problem = "its WebSocket layer was not found"
+    except Exception as e:  # noqa: BLE001 (internals of another mitmproxy version: say so)
+        problem = f"{type(e).__name__}: {e}"
+    logger.warning(
+        "toolnames could not close the WebSocket of %s with code %d (%s): %s; its message "
+        "was not forwarded",
+        flow.request.pretty_url,
+        code,
+        reason,
+        problem,
+    )
+    return False

@@ -95,6 +95,21 @@ def test_close_without_a_live_layer_says_so(caplog):
     assert "could not close the WebSocket" in caplog.text
 
 
+def test_close_on_internals_it_does_not_know_logs_and_never_raises(monkeypatch, caplog):
+    flow = tflow.twebsocketflow()
+    with taddons.context() as tctx:
+        monkeypatch.setattr(tctx.master.addons, "get", lambda name: 42)  # not a proxyserver
+        caplog.set_level(logging.WARNING)
+        assert not sessions.close(flow, 1007, "toolnames: x")
+
+        def broken(name):
+            raise RuntimeError("changed")
+
+        monkeypatch.setattr(tctx.master.addons, "get", broken)
+        assert not sessions.close(flow, 1007, "toolnames: x")
+    assert "RuntimeError: changed" in caplog.text
+
+
 def test_answer_injects_an_error_event_or_closes(monkeypatch):
     flow = tflow.twebsocketflow()
     calls = []
