@@ -14,5 +14,14 @@ from toolnames_core.sessions.session import PROTOCOLS
 from toolnames_core.sessions.session import Outcome
 from toolnames_core.sessions.session import Session
 from toolnames_core.sessions.session import SessionFix
+from toolnames_core.sessions.session import inspect_session
 
-__all__ = ["PROTOCOLS", "Block", "Outcome", "Session", "SessionFix", "detect_protocol"]
+__all__ = [
+    "PROTOCOLS",
+    "Block",
+    "Outcome",
+    "Session",
+    "SessionFix",
+    "detect_protocol",
+    "inspect_session",
+]

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from toolnames_core import aliases as aliases_
 from toolnames_core import codes
+from toolnames_core import endpoints
 from toolnames_core import fixes as fixes_
 from toolnames_core import request_checks
 from toolnames_core import response_checks
@@ -42,8 +44,9 @@ from toolnames_core.sessions.base import Block
 from toolnames_core.sessions.base import ClientMessage
 from toolnames_core.sessions.base import ServerMessage
 from toolnames_core.sessions.base import SessionProtocol
+from toolnames_core.sessions.detect import detect_protocol
 
-__all__ = ["PROTOCOLS", "MODES", "Outcome", "Session", "SessionFix"]
+__all__ = ["MODES", "PROTOCOLS", "Outcome", "Session", "SessionFix", "inspect_session"]
 
 # The protocols, in the order the README names them.
 _protocols = [realtime.PROTOCOL, gemini_live.PROTOCOL]
@@ -317,3 +320,23 @@ def block_text(errors: list[Finding]) -> str:
         rest = ", ".join(f"{f.code} at {f.path}" for f in errors[1:6])
         text += f". {len(errors) - 1} more error(s): {rest}"
     return text + ". The message was blocked by toolnames and never reached the provider."
+
+
+def inspect_session(
+    host: str,
+    path: str,
+    messages: Iterable[tuple[bool, bytes]],
+    overrides: tuple = (),
+    port: int | None = None,
+) -> Session | None:
+    """Everything the live addon checks, for one recorded WebSocket session: its messages
+    as (from_client, content), in order. None when it is not a session toolnames reads.
+    Used by the scanner over flow files and by the content view."""
+    protocol = detect_protocol(path)
+    if protocol is None:
+        return None
+    rule = endpoints.choose_rule(PROTOCOLS[protocol].rule_api, host, overrides, port)
+    session = Session(protocol, rule, host)
+    for index, (from_client, content) in enumerate(messages):
+        session.receive(index, from_client, content)
+    return session

@@ -14,6 +14,7 @@ from toolnames_core import codes
 from toolnames_core.aliases import alias_for
 from toolnames_core.rules import RULES
 from toolnames_core.sessions import Session
+from toolnames_core.sessions import inspect_session
 
 MCP_NAME = "github.create_issue"
 ALIAS = alias_for(MCP_NAME, RULES["openai"])
@@ -236,6 +237,20 @@ def test_a_message_that_is_not_json_passes_with_a_warning():
         (codes.RESPONSE_UNREADABLE, "warning", 1),
     ]
     assert session.receive(2, True, b"[1, 2]").findings == []  # JSON, and names nothing
+
+
+def test_inspect_session_replays_a_recorded_session_under_the_hosts_rule():
+    messages = [
+        (True, shapes.dumps(shapes.session_update([shapes.function_tool("x" * 65)]))),
+        (False, shapes.dumps(shapes.output_item("added", "ghost"))),
+    ]
+    session = inspect_session("myres.openai.azure.com", "/openai/realtime?deployment=d", messages)
+    assert session.rule == "azure" and session.api == "openai-realtime"
+    assert codes_of(session) == [
+        (0, codes.NAME_TOO_LONG, "session.tools[0].name"),
+        (1, codes.RESPONSE_UNKNOWN_TOOL, "item.name"),
+    ]
+    assert inspect_session("example.com", "/socket", messages) is None
 
 
 # -- block ----------------------------------------------------------------------------------
