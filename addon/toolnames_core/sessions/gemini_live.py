@@ -27,8 +27,8 @@ from toolnames_core.sessions.base import SessionProtocol
 __all__ = ["CLOSE_CODE", "MAX_REASON_BYTES", "PROTOCOL", "close_reason"]
 
 NAME = "gemini-live"
-# What Gemini Live closes with for a request it rejects ("1007 (invalid frame payload
-# data) Request contains an invalid argument.", as google-genai users report it).
+# What Gemini Live closes with for a request it rejects, tools included ("1007 (invalid
+# frame payload data) Request contains an invalid argument."; docs/providers.md §19).
 CLOSE_CODE = 1007
 # RFC 6455 §5.5: a control frame's payload is at most 125 bytes, two of them the code.
 MAX_REASON_BYTES = 123
