@@ -1547,3 +1547,15 @@ def test_a_saved_session_holds_no_credential_and_reads_back_as_recorded(tmp_path
         tn.websocket_end(saved)
     assert "toolnames error: name-invalid-chars" in caplog.text
     assert "sk-live-secret" not in caplog.text
+
+
+def test_the_report_counts_a_flagged_session_by_code_and_host():
+    with running() as (tctx, tn):
+        f = ws_flow("api.openai.com", REALTIME_PATH)
+        tn.websocket_start(f)
+        ws_send(tn, f, True, realtime_update("a.b", "c.d"))
+        tn.websocket_end(f)
+        summary = toolnames.report.run([f])
+    assert summary["by_code"] == {"name-invalid-chars": 2}
+    assert summary["outcomes"]["flagged"] == 1
+    assert summary["by_host"]["api.openai.com"]["findings"] == 2
