@@ -64,6 +64,9 @@ class ServerMessage:
     tools: list[NameRef] | None = None
     # The response is complete: every call it made is in ``calls``.
     response_done: bool = False
+    # The client event the provider rejected (Realtime's error event names its event_id):
+    # what it declared never came into force.
+    rejected_event: str | None = None
 
 
 class Block(NamedTuple):

@@ -157,6 +157,10 @@ def read_server(event: dict) -> ServerMessage:
             call = _call(item, ("response", "output", i))
             if call:
                 message.calls.append(call)
+    elif kind == "error":
+        error = event.get("error")
+        rejected = error.get("event_id") if isinstance(error, dict) else None
+        message.rejected_event = rejected if isinstance(rejected, str) else None
     elif kind in ("session.created", "session.updated"):
         session = event.get("session")
         if isinstance(session, dict) and isinstance(session.get("tools"), list):

@@ -53,6 +53,8 @@ _protocols = [realtime.PROTOCOL, gemini_live.PROTOCOL]
 PROTOCOLS: dict[str, SessionProtocol] = {p.name: p for p in _protocols}
 MODES = ("observe", "fix", "block")
 
+# Client events remembered for undoing, should the provider reject one.
+MAX_UNDO = 32
 # Places held for the tools in force, when a message names tools it does not declare:
 # fix mode plans aliases with them, and never splices there.
 _IN_FORCE = "\0in-force"
@@ -94,6 +96,7 @@ class Session:
         "blocked",
         "messages",
         "last",
+        "undo",
     )
 
     def __init__(self, protocol: str, rule: str, host: str = "", mode: str = "observe") -> None:
@@ -122,6 +125,9 @@ class Session:
         self.restorer: Restorer | None = None
         self.blocked: list[int] = []  # indices of client messages never forwarded
         self.messages = 0  # messages read
+        # What was in force before each recent client event that changed the session, by
+        # its event_id: undone if the provider rejects that event.
+        self.undo: dict[str, tuple[list[NameRef], Choice | None]] = {}
         # What the last message read declared or called (the content view shows it).
         self.last: ClientMessage | ServerMessage | None = None
 
@@ -240,6 +246,10 @@ class Session:
                 choice = message.choice if message.choice_given else self.choice
                 self.response_offer = (tools, choice)
             return
+        if message.event_id is not None and (message.tools is not None or message.choice_given):
+            if len(self.undo) >= MAX_UNDO:
+                del self.undo[next(iter(self.undo))]
+            self.undo[message.event_id] = (self.tools, self.choice)
         if message.tools is not None:
             self.tools = message.tools
         if message.choice_given:
@@ -288,6 +298,8 @@ class Session:
         if event is None:
             return Outcome(problems)
         message = self.last = self.protocol.read_server(event)
+        if message.rejected_event in self.undo:
+            self.tools, self.choice = self.undo.pop(message.rejected_event)
         if message.tools is not None:
             self.tools = message.tools
         tools, choice = self.response_offer or (self.tools, self.choice)

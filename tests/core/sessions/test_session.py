@@ -172,6 +172,25 @@ def test_gemini_tools_change_with_a_context_update():
     assert codes_of(session) == [(2, codes.RESPONSE_UNKNOWN_TOOL, "toolCall.functionCalls[0].name")]
 
 
+def test_an_update_the_provider_rejected_never_came_into_force():
+    session = realtime()
+    feed(
+        session,
+        (True, shapes.session_update([shapes.function_tool("a")], event_id="evt_a")),
+        (True, shapes.session_update([shapes.function_tool("b.c")], event_id="evt_b")),
+        (
+            False,
+            {
+                **shapes.error_event("Invalid 'session.tools[0].name'"),
+                "error": {"type": "invalid_request_error", "message": "m", "event_id": "evt_b"},
+            },
+        ),
+        (False, shapes.output_item("added", "a", "c1")),
+    )
+    assert [t.name for t in session.tools] == ["a"]
+    assert [c for _, c, _ in codes_of(session)] == [codes.NAME_INVALID_CHARS]
+
+
 def test_response_create_tools_hold_for_that_response_only():
     session = realtime()
     feed(
