@@ -337,18 +337,19 @@ def block_text(errors: list[Finding]) -> str:
 def inspect_session(
     host: str,
     path: str,
-    messages: Iterable[tuple[bool, bytes]],
+    messages: Iterable[tuple[int, bool, bytes]],
     overrides: tuple = (),
     port: int | None = None,
 ) -> Session | None:
     """Everything the live addon checks, for one recorded WebSocket session: its messages
-    as (from_client, content), in order. None when it is not a session toolnames reads.
-    Used by the scanner over flow files and by the content view."""
+    as (index in the flow's messages, from_client, content), in order, without the ones
+    toolnames or another addon injected. None when it is not a session toolnames reads.
+    Used by the scanner over flow files."""
     protocol = detect_protocol(path)
     if protocol is None:
         return None
     rule = endpoints.choose_rule(PROTOCOLS[protocol].rule_api, host, overrides, port)
     session = Session(protocol, rule, host)
-    for index, (from_client, content) in enumerate(messages):
+    for index, from_client, content in messages:
         session.receive(index, from_client, content)
     return session

@@ -260,14 +260,14 @@ def test_a_message_that_is_not_json_passes_with_a_warning():
 
 def test_inspect_session_replays_a_recorded_session_under_the_hosts_rule():
     messages = [
-        (True, shapes.dumps(shapes.session_update([shapes.function_tool("x" * 65)]))),
-        (False, shapes.dumps(shapes.output_item("added", "ghost"))),
+        (0, True, shapes.dumps(shapes.session_update([shapes.function_tool("x" * 65)]))),
+        (2, False, shapes.dumps(shapes.output_item("added", "ghost"))),
     ]
     session = inspect_session("myres.openai.azure.com", "/openai/realtime?deployment=d", messages)
     assert session.rule == "azure" and session.api == "openai-realtime"
     assert codes_of(session) == [
         (0, codes.NAME_TOO_LONG, "session.tools[0].name"),
-        (1, codes.RESPONSE_UNKNOWN_TOOL, "item.name"),
+        (2, codes.RESPONSE_UNKNOWN_TOOL, "item.name"),
     ]
     assert inspect_session("example.com", "/socket", messages) is None
 
