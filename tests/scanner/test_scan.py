@@ -1,9 +1,9 @@
 """scripts/scan: the addon's checks over recorded traffic (flow files, HAR files, cassettes).
 
-Recordings are generated here with scripts/make_sample_flows.py's builders (mitmproxy's tflow /
+Recordings are generated here with scanner.samples' builders (mitmproxy's tflow /
 tutils, io.FlowWriter, mitmproxy's own HAR export, vcrpy-shaped YAML). Exit codes are checked by
 running the real scripts/scan with this interpreter (TOOLNAMES_SCAN_PYTHON); everything else runs
-toolnames_scan.main() in-process.
+cli.main() in-process.
 """
 
 import base64
@@ -23,12 +23,17 @@ import pytest
 from mitmproxy import io as mitm_io
 from mitmproxy.test import tflow
 
-import make_sample_flows as samples
-import toolnames_scan
-import toolnames_scan_run
+from scanner import cli
+from scanner import jsonfiles
+from scanner import output
+from scanner import run
+from scanner import samples
+from scanner.recorded import ReadFailure
+from scanner.recorded import RecordedExchange
 from tests.conftest import REPO_ROOT
 from tests.testkit import exchange_for
 from tests.testkit import running
+from toolnames_core.model import Finding
 
 SCAN = REPO_ROOT / "scripts" / "scan"
 ADDON = REPO_ROOT / "addon" / "toolnames.py"
@@ -53,7 +58,7 @@ def run_scan(*args: str | Path, cwd: Path | None = None) -> subprocess.Completed
 
 
 def scan_json(capsys, *args: str | Path) -> tuple[int, list[dict], str]:
-    code = toolnames_scan.main(["--json", *map(str, args)])
+    code = cli.main(["--json", *map(str, args)])
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err
 
@@ -151,7 +156,7 @@ def test_json_lines_name_the_file_flow_endpoint_api_rule_and_severity(capsys, re
 
 
 def test_output_is_tab_separated_without_colors_when_not_a_terminal(capsys, recordings):
-    code = toolnames_scan.main([str(recordings["traffic.har"])])
+    code = cli.main([str(recordings["traffic.har"])])
     out, err = capsys.readouterr()
 
     lines = out.splitlines()
@@ -213,7 +218,7 @@ def test_control_characters_in_names_never_reach_the_terminal(capsys, tmp_path):
     body["tools"][0]["function"]["name"] = "evil\x1b[2J\tname\u202e"
     path = samples.write_flows(tmp_path / "evil.mitm", [samples.chat_flow("evil", body)])
 
-    toolnames_scan.main([str(path)])
+    cli.main([str(path)])
     out, _ = capsys.readouterr()
 
     row = out.splitlines()[1]
@@ -226,14 +231,12 @@ def test_control_characters_in_names_never_reach_the_terminal(capsys, tmp_path):
 
 
 def make_rows(n: int = 3) -> list:
-    ex = toolnames_scan.Exchange(0, "POST", "api.openai.com", "/v1/chat/completions")
-    finding = toolnames_scan.Finding(
+    ex = RecordedExchange(0, "POST", "api.openai.com", "/v1/chat/completions")
+    finding = Finding(
         "name-too-long", "error", "tools[1].function.name", "tools[1].function.name " + "x" * 200
     )
     return [
-        toolnames_scan.Row(
-            "flows/a-long-file-name.mitm", "mitmproxy", ex, "openai-chat", "openai", finding
-        )
+        output.Row("flows/a-long-file-name.mitm", "mitmproxy", ex, "openai-chat", "openai", finding)
     ] * n
 
 
@@ -248,14 +251,14 @@ def test_terminal_table_lines_fit_the_terminal_and_keep_code_and_path(width):
     import io
 
     out = io.StringIO()
-    table = toolnames_scan.TableOutput(out, width, color=True)
+    table = output.TableOutput(out, width, color=True)
     for row in make_rows():
         table.row(row)
     table.close()
 
     lines = [strip_ansi(line) for line in out.getvalue().splitlines()]
     assert lines[0].split()[:3] == ["file", "flow", "endpoint"]
-    assert all(toolnames_scan.text_width(line) <= width for line in lines)
+    assert all(output.text_width(line) <= width for line in lines)
     assert all("name-too-long" in line for line in lines[1:] if "error" in line)
     assert any(line.rstrip().endswith("…") for line in lines)  # the long message is cut
     assert "\x1b[31;1merror" in out.getvalue()
@@ -272,8 +275,8 @@ def test_terminal_table_lines_fit_the_terminal_and_keep_code_and_path(width):
     ],
 )
 def test_fit_cuts_to_terminal_cells_and_keeps_the_telling_part(text, width, keep, expected):
-    assert toolnames_scan.fit(text, width, keep) == expected
-    assert toolnames_scan.text_width(expected) <= width
+    assert output.fit(text, width, keep) == expected
+    assert output.text_width(expected) <= width
 
 
 def read_pty(fd: int, proc: subprocess.Popen) -> str:
@@ -461,9 +464,9 @@ def test_a_bug_in_a_check_is_exit_2_not_a_finding(capsys, monkeypatch, recording
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(toolnames_scan_run, "inspect_exchange", broken)
+    monkeypatch.setattr(run, "inspect_exchange", broken)
 
-    code = toolnames_scan.main([str(recordings["flows.mitm"])])
+    code = cli.main([str(recordings["flows.mitm"])])
 
     assert code == 2
     assert (
@@ -828,7 +831,7 @@ def test_a_cassette_with_a_mastra_request_and_a_streamed_answer(capsys, tmp_path
 def test_json_items_are_read_whatever_the_chunk_boundaries(monkeypatch, chunk):
     import io
 
-    monkeypatch.setattr(toolnames_scan.JsonArrayStream, "CHUNK", chunk)
+    monkeypatch.setattr(jsonfiles.JsonArrayStream, "CHUNK", chunk)
     doc = {
         "log": {
             "version": 1.25,
@@ -838,7 +841,7 @@ def test_json_items_are_read_whatever_the_chunk_boundaries(monkeypatch, chunk):
         },
         "tail": -0.5,
     }
-    stream = toolnames_scan.JsonArrayStream(
+    stream = jsonfiles.JsonArrayStream(
         io.BytesIO(json.dumps(doc).encode()), {("log", "entries"): "har"}
     )
 
@@ -857,11 +860,11 @@ def test_json_corruption_is_found_without_reading_the_rest_of_the_file():
             return data
 
     body = b'{"log": {"entries": [{"a": 1}, {"a": 2 "b": 3}' + b" " * 50_000_000 + b"]}}"
-    stream = toolnames_scan.JsonArrayStream(Counting(body), {("log", "entries"): "har"})
+    stream = jsonfiles.JsonArrayStream(Counting(body), {("log", "entries"): "har"})
 
     items = stream.items()
     assert next(items) == {"a": 1}
-    with pytest.raises(toolnames_scan.ReadFailure, match=r"invalid JSON in log.entries\[1\]"):
+    with pytest.raises(ReadFailure, match=r"invalid JSON in log.entries\[1\]"):
         next(items)
     assert Counting.read_bytes < 5_000_000
 
@@ -919,7 +922,7 @@ def test_the_samples_hold_no_real_credentials():
 
 def test_sample_generation_is_reproducible(tmp_path):
     for out in (tmp_path / "one", tmp_path / "two"):
-        samples.main(["make_sample_flows.py", str(out)])
+        samples.main(["samples", str(out)])
 
     for path in (tmp_path / "one").rglob("*"):
         if path.is_file():
@@ -1040,7 +1043,7 @@ def test_progress_bar_counts_bytes_of_all_files():
     import io
 
     stream = io.StringIO()
-    progress = toolnames_scan.Progress(2 * 2**20, stream, enabled=True)
+    progress = output.Progress(2 * 2**20, stream, enabled=True)
     progress.update(2**20, "flows/a.mitm", force=True)
     progress.clear()
 

@@ -13,22 +13,36 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from toolnames_core import Exchange as CoreExchange
+from scanner.cassettes import CassetteReader
+from scanner.flows import FlowFileReader
+from scanner.jsonfiles import JsonReader
+from scanner.output import Output
+from scanner.output import Progress
+from scanner.output import Row
+from scanner.output import sanitize
+from scanner.recorded import PROG
+from scanner.recorded import SNIFF_BYTES
+from scanner.recorded import ReadFailure
+from scanner.recorded import RecordedExchange
+from scanner.recorded import RecordProblem
+from toolnames_core import Exchange
 from toolnames_core import FlowRecord
 from toolnames_core import inspect_exchange
 from toolnames_core.model import SEVERITY_RANK
-from toolnames_scan_cassettes import CassetteReader
-from toolnames_scan_common import PROG
-from toolnames_scan_common import SNIFF_BYTES
-from toolnames_scan_common import Exchange
-from toolnames_scan_common import ReadFailure
-from toolnames_scan_common import RecordProblem
-from toolnames_scan_flows import FlowFileReader
-from toolnames_scan_json import JsonReader
-from toolnames_scan_output import Output
-from toolnames_scan_output import Progress
-from toolnames_scan_output import Row
-from toolnames_scan_output import sanitize
+
+__all__ = [
+    "CASSETTE_EXTENSIONS",
+    "EXIT_CLEAN",
+    "EXIT_ERRORS",
+    "EXIT_INCOMPLETE",
+    "FLOW_EXTENSIONS",
+    "Input",
+    "JSON_EXTENSIONS",
+    "Scanner",
+    "TRAFFIC_EXTENSIONS",
+    "by_extension",
+    "sniff",
+]
 
 # Extensions that only ever hold traffic: inside a folder, such a file is read even when its
 # content is not recognised (and then reported as unreadable); other files are skipped.
@@ -236,7 +250,7 @@ class Scanner:
                 self.incomplete = True
                 self.bad_records += 1
                 self.note(f"{label}: {reader.unit}[{record.index}] skipped: {record.reason}")
-            elif isinstance(record, Exchange):
+            elif isinstance(record, RecordedExchange):
                 self._check(label, reader.format, record)
             self.output.tick()
             self.progress.update(self.done_bytes + base.tell(), label)
@@ -254,7 +268,7 @@ class Scanner:
         self.unreadable += 1
         self.note(f"{label}: {message}")
 
-    def _check(self, label: str, fmt: str, ex: Exchange) -> None:
+    def _check(self, label: str, fmt: str, ex: RecordedExchange) -> None:
         if ex.method.upper() != "POST":
             return
         if ex.recorded is not None:
@@ -284,7 +298,7 @@ class Scanner:
             self._report(label, fmt, ex, report)
 
     def _report(
-        self, label: str, fmt: str, ex: Exchange, report: CoreExchange | FlowRecord
+        self, label: str, fmt: str, ex: RecordedExchange, report: Exchange | FlowRecord
     ) -> None:
         self.checked += 1
         for finding in report.findings:

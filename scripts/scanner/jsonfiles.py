@@ -10,16 +10,23 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from toolnames_scan_cassettes import cassette_exchange
-from toolnames_scan_common import Exchange
-from toolnames_scan_common import ReadFailure
-from toolnames_scan_common import RecordProblem
-from toolnames_scan_common import _headers
-from toolnames_scan_common import _record
-from toolnames_scan_common import _split_url
-from toolnames_scan_common import _text_bytes
-from toolnames_scan_common import decode_body
-from toolnames_scan_common import response_body
+from scanner.cassettes import cassette_exchange
+from scanner.recorded import ReadFailure
+from scanner.recorded import RecordedExchange
+from scanner.recorded import RecordProblem
+from scanner.recorded import convert_record
+from scanner.recorded import decode_body
+from scanner.recorded import header_map
+from scanner.recorded import response_body
+from scanner.recorded import split_url
+from scanner.recorded import text_bytes
+
+__all__ = [
+    "JsonArrayStream",
+    "JsonReader",
+    "MAX_JSON_VALUE",
+    "har_exchange",
+]
 
 # One HAR entry or JSON cassette interaction larger than this is refused, not buffered.
 MAX_JSON_VALUE = 256 * 1024 * 1024
@@ -190,35 +197,35 @@ class JsonReader:
     def unit(self) -> str:
         return "interactions" if self.format == "cassette" else "entries"
 
-    def records(self) -> Iterator[Exchange | RecordProblem | None]:
+    def records(self) -> Iterator[RecordedExchange | RecordProblem | None]:
         for item in self.stream.items():
             self.format = _JSON_PATHS[self.stream.found]
             self.title = "cassette" if self.format == "cassette" else "HAR file"
             index = self.count
             self.count += 1
             convert = har_exchange if self.format == "har" else cassette_exchange
-            yield _record(convert, item, index)
+            yield convert_record(convert, item, index)
 
 
-def har_exchange(entry: object, index: int) -> Exchange:
+def har_exchange(entry: object, index: int) -> RecordedExchange:
     request = entry.get("request") if isinstance(entry, dict) else None
     if not isinstance(request, dict):
         raise ValueError("the entry has no request object")
     method, url = request.get("method"), request.get("url")
     if not isinstance(method, str) or not isinstance(url, str):
         raise ValueError("the request has no method or url")
-    ex = Exchange(index, method, *_split_url(url))
+    ex = RecordedExchange(index, method, *split_url(url))
     if method.upper() != "POST":
         return ex
     post = request.get("postData")
     text = post.get("text") if isinstance(post, dict) else None
     if isinstance(text, str):
         try:
-            raw = base64.b64decode(text) if post.get("encoding") == "base64" else _text_bytes(text)
+            raw = base64.b64decode(text) if post.get("encoding") == "base64" else text_bytes(text)
         except (binascii.Error, ValueError) as e:
             ex.request_problem = f"postData.text is not valid base64 ({e})"
         else:
-            ce = _headers(request.get("headers")).get("content-encoding")
+            ce = header_map(request.get("headers")).get("content-encoding")
             ex.request_content, ex.request_problem = decode_body(raw, ce)
     response = entry.get("response")
     if isinstance(response, dict):
@@ -226,7 +233,7 @@ def har_exchange(entry: object, index: int) -> Exchange:
         # Browsers record a request that got no answer with status 0.
         if isinstance(status, int) and not isinstance(status, bool) and status > 0:
             ex.status = status
-        headers = _headers(response.get("headers"))
+        headers = header_map(response.get("headers"))
         content = response.get("content") if isinstance(response.get("content"), dict) else {}
         ex.content_type = headers.get("content-type") or str(content.get("mimeType") or "")
         text = content.get("text")
@@ -235,7 +242,7 @@ def har_exchange(entry: object, index: int) -> Exchange:
                 raw = (
                     base64.b64decode(text)
                     if content.get("encoding") == "base64"
-                    else _text_bytes(text)
+                    else text_bytes(text)
                 )
             except (binascii.Error, ValueError):
                 raw = None

@@ -19,49 +19,21 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import sys
 import traceback
-from pathlib import Path
 
-# `scripts/scan` runs this file directly: make the addon's core importable, as the tests'
-# pythonpath does.
-_ADDON_DIR = str(Path(__file__).resolve().parent.parent / "addon")
-if _ADDON_DIR not in sys.path:
-    sys.path.insert(0, _ADDON_DIR)
+from scanner.output import JsonOutput
+from scanner.output import Output
+from scanner.output import Progress
+from scanner.output import TableOutput
+from scanner.output import TsvOutput
+from scanner.recorded import PROG
+from scanner.run import EXIT_INCOMPLETE
+from scanner.run import Input
+from scanner.run import Scanner
+from toolnames_core import endpoints
 
-from toolnames_core import endpoints  # noqa: E402
-from toolnames_core.model import Finding  # noqa: E402
-from toolnames_scan_common import PROG  # noqa: E402
-from toolnames_scan_common import Exchange  # noqa: E402
-from toolnames_scan_common import ReadFailure  # noqa: E402
-from toolnames_scan_json import JsonArrayStream  # noqa: E402
-from toolnames_scan_output import JsonOutput  # noqa: E402
-from toolnames_scan_output import Output  # noqa: E402
-from toolnames_scan_output import Progress  # noqa: E402
-from toolnames_scan_output import Row  # noqa: E402
-from toolnames_scan_output import TableOutput  # noqa: E402
-from toolnames_scan_output import TsvOutput  # noqa: E402
-from toolnames_scan_output import fit  # noqa: E402
-from toolnames_scan_output import text_width  # noqa: E402
-from toolnames_scan_run import EXIT_INCOMPLETE  # noqa: E402
-from toolnames_scan_run import Input  # noqa: E402
-from toolnames_scan_run import Scanner  # noqa: E402
-
-# The reading, checking and printing moved to toolnames_scan_*.py; tests/test_scan.py reaches
-# these through this module .
-__all__ = [
-    "Exchange",
-    "Finding",
-    "JsonArrayStream",
-    "Progress",
-    "ReadFailure",
-    "Row",
-    "TableOutput",
-    "fit",
-    "main",
-    "text_width",
-]
+__all__ = ["HELP_EPILOG", "build_parser", "collect_inputs", "main"]
 
 HELP_EPILOG = """\
 formats (chosen by content, then by file extension):
@@ -186,13 +158,3 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INCOMPLETE
     sys.stderr.write(f"{PROG}: {scanner.summary()}\n")
     return scanner.exit_code()
-
-
-if __name__ == "__main__":
-    # `scan ... | head` ends quietly, as other command-line tools do.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.stderr.write("\n")
-        sys.exit(130)

@@ -9,8 +9,23 @@ import time
 import unicodedata
 from dataclasses import dataclass
 
+from scanner.recorded import RecordedExchange
 from toolnames_core.model import Finding
-from toolnames_scan_common import Exchange
+
+__all__ = [
+    "HEADER",
+    "JsonOutput",
+    "Output",
+    "Progress",
+    "Row",
+    "TableOutput",
+    "TsvOutput",
+    "char_width",
+    "fit",
+    "human_size",
+    "sanitize",
+    "text_width",
+]
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -61,7 +76,7 @@ def fit(text: str, width: int, keep: str = "start") -> str:
 class Row:
     file: str
     format: str
-    exchange: Exchange
+    exchange: RecordedExchange
     api: str
     rule: str
     finding: Finding

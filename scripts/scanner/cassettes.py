@@ -16,16 +16,21 @@ from ruamel.yaml import YAML
 from ruamel.yaml import events as yaml_events
 from ruamel.yaml.error import YAMLError
 
-from toolnames_scan_common import Exchange
-from toolnames_scan_common import ReadFailure
-from toolnames_scan_common import RecordProblem
-from toolnames_scan_common import _headers
-from toolnames_scan_common import _record
-from toolnames_scan_common import _short
-from toolnames_scan_common import _split_url
-from toolnames_scan_common import _text_bytes
-from toolnames_scan_common import decode_body
-from toolnames_scan_common import response_body
+from scanner.recorded import ReadFailure
+from scanner.recorded import RecordedExchange
+from scanner.recorded import RecordProblem
+from scanner.recorded import convert_record
+from scanner.recorded import decode_body
+from scanner.recorded import header_map
+from scanner.recorded import response_body
+from scanner.recorded import shorten
+from scanner.recorded import split_url
+from scanner.recorded import text_bytes
+
+__all__ = [
+    "CassetteReader",
+    "cassette_exchange",
+]
 
 
 def _cassette_body(value: object) -> bytes | None:
@@ -36,7 +41,7 @@ def _cassette_body(value: object) -> bytes | None:
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
-        return _text_bytes(value)
+        return text_bytes(value)
     if isinstance(value, dict):
         if "string" in value:
             return _cassette_body(value["string"])
@@ -53,19 +58,19 @@ def _cassette_body(value: object) -> bytes | None:
     return None
 
 
-def cassette_exchange(item: object, index: int) -> Exchange:
+def cassette_exchange(item: object, index: int) -> RecordedExchange:
     request = item.get("request") if isinstance(item, dict) else None
     if not isinstance(request, dict):
         raise ValueError("the interaction has no request mapping")
     method, uri = request.get("method"), request.get("uri", request.get("url"))
     if not isinstance(method, str) or not isinstance(uri, str):
         raise ValueError("the request has no method or uri")
-    ex = Exchange(index, method, *_split_url(uri))
+    ex = RecordedExchange(index, method, *split_url(uri))
     if method.upper() != "POST":
         return ex
     raw = _cassette_body(request.get("body"))
     if raw is not None:
-        ce = _headers(request.get("headers")).get("content-encoding")
+        ce = header_map(request.get("headers")).get("content-encoding")
         ex.request_content, ex.request_problem = decode_body(raw, ce)
     response = item.get("response")
     if isinstance(response, dict):
@@ -75,7 +80,7 @@ def cassette_exchange(item: object, index: int) -> Exchange:
             ex.status = int(code) if code is not None and not isinstance(code, bool) else None
         except (TypeError, ValueError):
             ex.status = None
-        headers = _headers(response.get("headers"))
+        headers = header_map(response.get("headers"))
         ex.content_type = headers.get("content-type", "")
         body = response.get("body", response.get("content"))
         raw = _cassette_body(body)
@@ -125,7 +130,7 @@ def _yaml_failure(e: YAMLError) -> ReadFailure:
     if context:
         text += f" ({context})"
     truncated = "end of stream" in problem or "stream end" in problem
-    return ReadFailure(_short(text), truncated=truncated)
+    return ReadFailure(shorten(text), truncated=truncated)
 
 
 class CassetteReader:
@@ -233,7 +238,7 @@ class CassetteReader:
             yield self._build()
         self._next()
 
-    def records(self) -> Iterator[Exchange | RecordProblem | None]:
+    def records(self) -> Iterator[RecordedExchange | RecordProblem | None]:
         self._events = iter(YAML(typ="safe").parse(self.fo))
         items = self._items()
         while True:
@@ -249,4 +254,4 @@ class CassetteReader:
                 raise ReadFailure(f"not UTF-8 text ({e.reason})") from e
             index = self.count
             self.count += 1
-            yield _record(cassette_exchange, item, index)
+            yield convert_record(cassette_exchange, item, index)

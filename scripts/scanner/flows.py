@@ -8,11 +8,16 @@ from typing import BinaryIO
 from mitmproxy import http
 from mitmproxy import io as mitm_io
 
+from scanner.recorded import ReadFailure
+from scanner.recorded import RecordedExchange
+from scanner.recorded import RecordProblem
+from scanner.recorded import shorten
 from toolnames_core import FlowRecord
-from toolnames_scan_common import Exchange
-from toolnames_scan_common import ReadFailure
-from toolnames_scan_common import RecordProblem
-from toolnames_scan_common import _short
+
+__all__ = [
+    "FlowFileReader",
+    "flow_exchange",
+]
 
 
 class _FlowFile:
@@ -54,7 +59,7 @@ class FlowFileReader:
         self.file = _FlowFile(fo, size)
         self.count = 0
 
-    def records(self) -> Iterator[Exchange | RecordProblem | None]:
+    def records(self) -> Iterator[RecordedExchange | RecordProblem | None]:
         stream = mitm_io.FlowReader(self.file).stream()
         while True:
             try:
@@ -71,7 +76,7 @@ class FlowFileReader:
 
     def _failure(self, e: Exception) -> ReadFailure:
         cause = e.__cause__ or e
-        reason = _short(
+        reason = shorten(
             f"{cause}" if isinstance(cause, ValueError) else f"{type(cause).__name__}: {cause}"
         )
         ordinal = self.count + 1
@@ -89,9 +94,9 @@ class FlowFileReader:
         return ReadFailure(f"flow {ordinal} (before byte {self.file.tell()}): {reason}")
 
 
-def flow_exchange(flow: http.HTTPFlow, index: int) -> Exchange:
+def flow_exchange(flow: http.HTTPFlow, index: int) -> RecordedExchange:
     request = flow.request
-    ex = Exchange(index, request.method, request.pretty_host, request.path, flow_id=flow.id)
+    ex = RecordedExchange(index, request.method, request.pretty_host, request.path, flow_id=flow.id)
     if request.method.upper() != "POST":
         return ex  # every LLM API call toolnames knows is a POST: leave the rest undecoded
     if request.raw_content is not None:

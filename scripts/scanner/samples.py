@@ -1,10 +1,10 @@
 """
 Write the sample recordings in flows/: small, deterministic, fake keys only.
 
-    .venv/bin/python scripts/make_sample_flows.py [OUTPUT_DIR]     # default: flows/
+    .venv/bin/python -m scanner.samples [OUTPUT_DIR]     # default: flows/
 
 Each file holds the bad cases the addon and `scripts/scan` report (see flows/README.md).
-The builders here are also what tests/test_scan.py writes its recordings with.
+The builders here are also what the scanner's tests write their recordings with.
 """
 
 from __future__ import annotations
@@ -21,6 +21,38 @@ from mitmproxy.addons.savehar import SaveHar
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 from ruamel.yaml import YAML
+
+__all__ = [
+    "CHAT_PATH",
+    "FAKE_AUTHORIZATION",
+    "LONG_NAME",
+    "SAMPLES",
+    "WEATHER_PARAMETERS",
+    "all_case_flows",
+    "bad_names_body",
+    "bad_names_flows",
+    "cassette_flows",
+    "cassette_interaction",
+    "cassette_text",
+    "chat_flow",
+    "clean_flows",
+    "completion",
+    "flow_bytes",
+    "function_tool",
+    "hallucinated_call_response",
+    "hallucinated_flows",
+    "har_document",
+    "main",
+    "mastra_choice_mismatch_body",
+    "mastra_flows",
+    "parallel_wrapper_response",
+    "rejected",
+    "streamed_call_response",
+    "weather_request_body",
+    "write_cassette",
+    "write_flows",
+    "write_har",
+]
 
 FAKE_AUTHORIZATION = "Bearer sk-test-not-a-key"
 CHAT_PATH = "/v1/chat/completions"
@@ -302,7 +334,7 @@ def mastra_flows() -> list[http.HTTPFlow]:
         chat_flow(
             "mastra-choice-mismatch",
             mastra_choice_mismatch_body(),
-            rejected("sample answer written by scripts/make_sample_flows.py", "tool_choice"),
+            rejected("sample answer written by scripts/scanner/samples.py", "tool_choice"),
             status=400,
         )
     ]
@@ -370,7 +402,7 @@ SAMPLES = [
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "flows"
+    out = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2] / "flows"
     for name, write, flows in SAMPLES:
         path = out / name
         path.parent.mkdir(parents=True, exist_ok=True)

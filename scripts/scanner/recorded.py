@@ -1,4 +1,5 @@
-"""What scripts/scan's readers share: the Exchange they produce, their failure, body decoding."""
+"""What scripts/scan's readers share: the recorded exchange they produce, their failure, body
+decoding."""
 
 from __future__ import annotations
 
@@ -8,6 +9,21 @@ from urllib.parse import urlsplit
 from mitmproxy.net import encoding as mitm_encoding
 
 from toolnames_core import FlowRecord
+
+__all__ = [
+    "PROG",
+    "ReadFailure",
+    "RecordProblem",
+    "RecordedExchange",
+    "SNIFF_BYTES",
+    "convert_record",
+    "decode_body",
+    "header_map",
+    "response_body",
+    "shorten",
+    "split_url",
+    "text_bytes",
+]
 
 PROG = "scan"
 SNIFF_BYTES = 64 * 1024
@@ -23,7 +39,7 @@ class ReadFailure(Exception):
 
 
 @dataclass(slots=True)
-class Exchange:
+class RecordedExchange:
     """One recorded request and its response, as plain data for inspect_exchange."""
 
     index: int
@@ -53,14 +69,14 @@ class RecordProblem:
     reason: str
 
 
-def _record(convert, item: object, index: int) -> Exchange | RecordProblem:
+def convert_record(convert, item: object, index: int) -> RecordedExchange | RecordProblem:
     try:
         return convert(item, index)
     except ValueError as e:
         return RecordProblem(index, str(e))
 
 
-def _short(text: str, limit: int = 300) -> str:
+def shorten(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -102,12 +118,12 @@ def response_body(raw: bytes, content_encoding: str | None) -> bytes:
     return raw if decoded is None else decoded
 
 
-def _text_bytes(text: str) -> bytes:
+def text_bytes(text: str) -> bytes:
     # JSON strings may hold lone surrogates; keep them rather than fail.
     return text.encode("utf-8", "surrogatepass")
 
 
-def _headers(value: object) -> dict[str, str]:
+def header_map(value: object) -> dict[str, str]:
     """Lower-cased name -> first value, from HAR lists ({name, value} or [name, value]) or
     cassette mappings (name -> value or [values])."""
     out: dict[str, str] = {}
@@ -130,7 +146,7 @@ def _headers(value: object) -> dict[str, str]:
     return out
 
 
-def _split_url(url: str) -> tuple[str, str]:
+def split_url(url: str) -> tuple[str, str]:
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
