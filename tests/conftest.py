@@ -220,11 +220,11 @@ def mitmproxy_confdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def standin() -> Iterator[Any]:
-    """A fresh stand-in LLM provider on a free loopback port (scripts/standin_provider.py)."""
+    """A fresh stand-in LLM provider on a free loopback port (scripts/standin/)."""
     try:
-        from standin_provider import StandinProvider
+        from standin import StandinProvider
     except ImportError as e:
-        missing_infrastructure(f"scripts/standin_provider.py cannot be imported: {e}")
+        missing_infrastructure(f"the standin package cannot be imported: {e}")
 
     provider = StandinProvider(port=0)
     provider.start()

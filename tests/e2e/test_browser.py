@@ -347,7 +347,7 @@ def test_a_flow_whose_answer_is_slow_shows_its_marker_while_the_answer_streams(
 ):
     # Observe mode checks a request when its flow completes, or a second after it went
     # out: mitmweb must show that second check without waiting for the end of the flow.
-    from standin_provider import StandinProvider
+    from standin import StandinProvider
 
     with StandinProvider() as provider:
         proxy_port = free_port()

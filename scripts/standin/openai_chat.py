@@ -1,31 +1,38 @@
 """OpenAI Chat Completions for the stand-in provider.
 
-_OpenAIErrors (OpenAI's error shape and name checks) is also the base of
-standin_openai_responses.Responses.
+OpenAIErrors (OpenAI's error shape and name checks) is also the base of
+openai_responses.Responses.
 
-Provenance markers ("modeled", "inferred", "invented") as explained in standin_common.py.
+Provenance markers ("modeled", "inferred", "invented") as explained in shared.py.
 """
 
 from __future__ import annotations
 
 import re
 
-from standin_common import CREATED
-from standin_common import ProviderError
-from standin_common import ToolCall
-from standin_common import WireFormat
-from standin_common import _d
-from standin_common import _l
-from standin_common import _pieces
-from standin_common import _sse
-from standin_common import _text_pieces
+from standin.shared import CREATED
+from standin.shared import ProviderError
+from standin.shared import StandinFormat
+from standin.shared import ToolCall
+from standin.shared import as_dict
+from standin.shared import as_list
+from standin.shared import pieces
+from standin.shared import sse_event
+from standin.shared import text_pieces
+
+__all__ = [
+    "ChatCompletions",
+    "OPENAI_MAX",
+    "OPENAI_NAME",
+    "OpenAIErrors",
+]
 
 # providers.md §2/§3: OpenAI's observed pattern; §2: max length 64.
 OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 OPENAI_MAX = 64
 
 
-class _OpenAIErrors(WireFormat):
+class OpenAIErrors(StandinFormat):
     def error(self, message, param=None, code=None, **_) -> ProviderError:
         # Shape: providers.md §2 (dapr/dapr-agents #248) and §3.
         body = {
@@ -90,43 +97,46 @@ class _OpenAIErrors(WireFormat):
 
     @staticmethod
     def sse_events(objects: list[dict], named: bool) -> list[bytes]:
-        return [_sse(o, o["type"] if named else None) for o in objects]
+        return [sse_event(o, o["type"] if named else None) for o in objects]
 
 
-class ChatCompletions(_OpenAIErrors):
+class ChatCompletions(OpenAIErrors):
     """providers.md §2: POST …/chat/completions."""
 
     @staticmethod
     def _tool_name(tool: dict) -> tuple[str, object, bool]:
         kind = tool.get("type", "function")
         if kind == "custom":
-            return "custom", _d(tool.get("custom")).get("name"), True
-        return "function", _d(tool.get("function")).get("name"), False
+            return "custom", as_dict(tool.get("custom")).get("name"), True
+        return "function", as_dict(tool.get("function")).get("name"), False
+
+    def mode_for(self, path):
+        return "body" if path.endswith("/chat/completions") else None
 
     def offered(self, body):
         out = {}
-        for tool in _l(body.get("tools")):
-            kind, name, custom = self._tool_name(_d(tool))
+        for tool in as_list(body.get("tools")):
+            kind, name, custom = self._tool_name(as_dict(tool))
             if isinstance(name, str):
-                params = _d(_d(_d(tool).get("function")).get("parameters"))
+                params = as_dict(as_dict(as_dict(tool).get("function")).get("parameters"))
                 out.setdefault(name, (params, custom))
         return out
 
     def validate(self, body):
-        tools = _l(body.get("tools"))
+        tools = as_list(body.get("tools"))
         for i, tool in enumerate(tools):
-            kind, name, _ = self._tool_name(_d(tool))
+            kind, name, _ = self._tool_name(as_dict(tool))
             self.check_name(name, f"tools[{i}].{kind}.name")
-        for i, fn in enumerate(_l(body.get("functions"))):  # legacy, providers.md §2
-            self.check_name(_d(fn).get("name"), f"functions[{i}].name")
+        for i, fn in enumerate(as_list(body.get("functions"))):  # legacy, providers.md §2
+            self.check_name(as_dict(fn).get("name"), f"functions[{i}].name")
         # providers.md §1.2/§2: names in history are validated too (mcp-use PR #94).
-        for i, msg in enumerate(_l(body.get("messages"))):
-            for j, call in enumerate(_l(_d(msg).get("tool_calls"))):
-                kind, name, _ = self._tool_name(_d(call))
+        for i, msg in enumerate(as_list(body.get("messages"))):
+            for j, call in enumerate(as_list(as_dict(msg).get("tool_calls"))):
+                kind, name, _ = self._tool_name(as_dict(call))
                 self.check_name(name, f"messages[{i}].tool_calls[{j}].{kind}.name")
-            if "function_call" in _d(msg):
+            if "function_call" in as_dict(msg):
                 self.check_name(
-                    _d(msg["function_call"]).get("name"), f"messages[{i}].function_call.name"
+                    as_dict(msg["function_call"]).get("name"), f"messages[{i}].function_call.name"
                 )
         self._check_choice(body.get("tool_choice"), tools)
 
@@ -152,25 +162,25 @@ class ChatCompletions(_OpenAIErrors):
             )
         declared = {kind: set() for kind in ("function", "custom")}
         for tool in tools:
-            kind, name, _ = self._tool_name(_d(tool))
+            kind, name, _ = self._tool_name(as_dict(tool))
             declared[kind].add(name)
         kind = choice.get("type")
         if kind in ("function", "custom"):
             # providers.md §2: {"type":"function","function":{"name":"X"}} / custom form.
-            name = _d(choice.get(kind)).get("name")
+            name = as_dict(choice.get(kind)).get("name")
             if not isinstance(name, str):
                 raise self.missing(f"tool_choice.{kind}.name")
             if name not in declared[kind]:
                 raise self.not_found(name)
         elif kind == "allowed_tools":
             # providers.md §2: {"type":"allowed_tools","allowed_tools":{"mode":…,"tools":[…]}}.
-            allowed = _d(choice.get("allowed_tools"))
+            allowed = as_dict(choice.get("allowed_tools"))
             if allowed.get("mode") not in ("auto", "required"):
                 raise self.bad_enum(
                     "tool_choice.allowed_tools.mode", allowed.get("mode"), ("auto", "required")
                 )
-            for entry in _l(allowed.get("tools")):
-                entry_kind, name, _ = self._tool_name(_d(entry))
+            for entry in as_list(allowed.get("tools")):
+                entry_kind, name, _ = self._tool_name(as_dict(entry))
                 if name not in declared[entry_kind]:
                     raise self.not_found(str(name))
         else:
@@ -181,18 +191,18 @@ class ChatCompletions(_OpenAIErrors):
         choice, offered = body.get("tool_choice"), self.offered(body)
         if choice == "required":
             return next(iter(offered), None)
-        choice = _d(choice)
+        choice = as_dict(choice)
         if choice.get("type") in ("function", "custom"):
-            return _d(choice.get(choice["type"])).get("name")
-        allowed = _d(choice.get("allowed_tools"))
+            return as_dict(choice.get(choice["type"])).get("name")
+        allowed = as_dict(choice.get("allowed_tools"))
         if choice.get("type") == "allowed_tools" and allowed.get("mode") == "required":
-            entries = _l(allowed.get("tools"))
-            return self._tool_name(_d(entries[0]))[1] if entries else None
+            entries = as_list(allowed.get("tools"))
+            return self._tool_name(as_dict(entries[0]))[1] if entries else None
         return None
 
     def ends_with_tool_result(self, body):
-        messages = _l(body.get("messages"))
-        return bool(messages) and _d(messages[-1]).get("role") in ("tool", "function")
+        messages = as_list(body.get("messages"))
+        return bool(messages) and as_dict(messages[-1]).get("role") in ("tool", "function")
 
     @staticmethod
     def _call(call: ToolCall) -> dict:
@@ -256,7 +266,7 @@ class ChatCompletions(_OpenAIErrors):
             }
 
         out = [chunk({"role": "assistant", "content": "" if turn.text else None, "refusal": None})]
-        for piece in _text_pieces(turn.text or ""):
+        for piece in text_pieces(turn.text or ""):
             if piece:
                 out.append(chunk({"content": piece}))
         for i, call in enumerate(turn.calls):
@@ -269,9 +279,9 @@ class ChatCompletions(_OpenAIErrors):
             out.append(
                 chunk({"tool_calls": [{**first, "function": {"name": call.name, "arguments": ""}}]})
             )
-            for frag in _pieces(call.arguments_json, 10):
+            for frag in pieces(call.arguments_json, 10):
                 out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]}))
         out.append(chunk({}, "tool_calls" if turn.calls else "stop"))
-        if _d(body.get("stream_options")).get("include_usage"):
+        if as_dict(body.get("stream_options")).get("include_usage"):
             out.append({**base, "choices": [], "usage": self._usage(turn)})
         return self.sse_events(out, named=False) + [b"data: [DONE]\n\n"]

@@ -1,6 +1,6 @@
 """Google Gemini generateContent / streamGenerateContent for the stand-in provider.
 
-Provenance markers ("modeled", "inferred", "invented") as explained in standin_common.py.
+Provenance markers ("modeled", "inferred", "invented") as explained in shared.py.
 """
 
 from __future__ import annotations
@@ -9,19 +9,25 @@ import json
 import re
 from urllib.parse import parse_qs
 
-from standin_common import ProviderError
-from standin_common import WireFormat
-from standin_common import _d
-from standin_common import _l
-from standin_common import _sse
-from standin_common import _text_pieces
+from standin.shared import ProviderError
+from standin.shared import StandinFormat
+from standin.shared import as_dict
+from standin.shared import as_list
+from standin.shared import sse_event
+from standin.shared import text_pieces
+
+__all__ = [
+    "GEMINI_MAX",
+    "GEMINI_NAME",
+    "Gemini",
+]
 
 # providers.md §18: "Treat 64 and ^[a-zA-Z_][a-zA-Z0-9_.:-]*$ as the live rule".
 GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]*")
 GEMINI_MAX = 64
 
 
-class Gemini(WireFormat):
+class Gemini(StandinFormat):
     """providers.md §6: …/models/{model}:generateContent and :streamGenerateContent."""
 
     NAME_RULE = (
@@ -47,25 +53,30 @@ class Gemini(WireFormat):
 
     def _declarations(self, body) -> list[tuple[int, int, dict]]:
         found = []
-        for ti, tool in enumerate(_l(body.get("tools"))):
+        for ti, tool in enumerate(as_list(body.get("tools"))):
             for fi, decl in enumerate(
-                _l(self._pick(_d(tool), "functionDeclarations", "function_declarations"))
+                as_list(self._pick(as_dict(tool), "functionDeclarations", "function_declarations"))
             ):
-                found.append((ti, fi, _d(decl)))
+                found.append((ti, fi, as_dict(decl)))
         return found
 
     def _calling_config(self, body) -> dict:
-        config = _d(self._pick(body, "toolConfig", "tool_config"))
-        return _d(self._pick(config, "functionCallingConfig", "function_calling_config"))
+        config = as_dict(self._pick(body, "toolConfig", "tool_config"))
+        return as_dict(self._pick(config, "functionCallingConfig", "function_calling_config"))
 
     def model(self, body, path):
         match = re.search(r"models/([^/:]+):", path)
         return match.group(1) if match else "gemini-standin"
 
+    def mode_for(self, path):
+        if ":streamGenerateContent" in path:
+            return "stream"
+        return "json" if ":generateContent" in path else None
+
     def offered(self, body):
         out = {}
         for _, _, decl in self._declarations(body):
-            schema = _d(decl.get("parameters")) or _d(
+            schema = as_dict(decl.get("parameters")) or as_dict(
                 self._pick(decl, "parametersJsonSchema", "parameters_json_schema")
             )
             if isinstance(decl.get("name"), str):
@@ -85,9 +96,9 @@ class Gemini(WireFormat):
             for ti, fi, decl in self._declarations(body)
             if self._bad(decl.get("name"))
         ]
-        for ci, content in enumerate(_l(body.get("contents"))):
-            for pi, part in enumerate(_l(_d(content).get("parts"))):
-                call = self._pick(_d(part), "functionCall", "function_call")
+        for ci, content in enumerate(as_list(body.get("contents"))):
+            for pi, part in enumerate(as_list(as_dict(content).get("parts"))):
+                call = self._pick(as_dict(part), "functionCall", "function_call")
                 if isinstance(call, dict) and self._bad(call.get("name")):
                     # Inferred: same text applied to history; providers.md has no observed Gemini history text.
                     lines.append(
@@ -111,7 +122,7 @@ class Gemini(WireFormat):
                 f'(type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), "{mode}"'
             )
         for k, name in enumerate(
-            _l(self._pick(config, "allowedFunctionNames", "allowed_function_names"))
+            as_list(self._pick(config, "allowedFunctionNames", "allowed_function_names"))
         ):
             if name not in seen:
                 # INVENTED: providers.md §6 says the real error for an undeclared
@@ -125,13 +136,13 @@ class Gemini(WireFormat):
         config = self._calling_config(body)
         if config.get("mode") != "ANY":
             return None
-        allowed = _l(self._pick(config, "allowedFunctionNames", "allowed_function_names"))
+        allowed = as_list(self._pick(config, "allowedFunctionNames", "allowed_function_names"))
         return allowed[0] if allowed else next(iter(self.offered(body)), None)
 
     def ends_with_tool_result(self, body):
-        contents = _l(body.get("contents"))
-        parts = _l(_d(contents[-1]).get("parts")) if contents else []
-        return any(self._pick(_d(p), "functionResponse", "function_response") for p in parts)
+        contents = as_list(body.get("contents"))
+        parts = as_list(as_dict(contents[-1]).get("parts")) if contents else []
+        return any(self._pick(as_dict(p), "functionResponse", "function_response") for p in parts)
 
     def _chunk(self, turn, parts, last: bool) -> dict:
         candidate = {"content": {"parts": parts, "role": "model"}, "index": 0}
@@ -160,7 +171,7 @@ class Gemini(WireFormat):
 
     def events(self, turn, body, query):
         if turn.text is not None:
-            pieces = _text_pieces(turn.text)
+            pieces = text_pieces(turn.text)
             chunks = [
                 self._chunk(turn, [{"text": p}], i == len(pieces) - 1) for i, p in enumerate(pieces)
             ]
@@ -171,7 +182,7 @@ class Gemini(WireFormat):
         if parse_qs(query).get("alt") == ["sse"]:
             # providers.md §6: each SSE data: is a GenerateContentResponse.  Google
             # terminates SSE events with CRLF CRLF (not in providers.md).
-            return [_sse(e, end="\r\n\r\n") for e in encoded]
+            return [sse_event(e, end="\r\n\r\n") for e in encoded]
         # Without alt=sse the stream is one JSON array, sent piece by piece.
         pieces = [("[" if i == 0 else ",\r\n") + e for i, e in enumerate(encoded)]
         pieces[-1] += "]"

@@ -1,17 +1,23 @@
-"""OpenAI Responses for the stand-in provider (errors shaped as in standin_openai.py).
+"""OpenAI Responses for the stand-in provider (errors shaped as in openai_chat.py).
 
-Provenance markers ("modeled", "inferred", "invented") as explained in standin_common.py.
+Provenance markers ("modeled", "inferred", "invented") as explained in shared.py.
 """
 
 from __future__ import annotations
 
-from standin_common import CREATED
-from standin_common import Turn
-from standin_common import _d
-from standin_common import _l
-from standin_common import _pieces
-from standin_common import _text_pieces
-from standin_openai import _OpenAIErrors
+from standin.openai_chat import OpenAIErrors
+from standin.shared import CREATED
+from standin.shared import Turn
+from standin.shared import as_dict
+from standin.shared import as_list
+from standin.shared import pieces
+from standin.shared import text_pieces
+
+__all__ = [
+    "RESPONSES_MAX",
+    "RESPONSES_NAMESPACED_MAX",
+    "Responses",
+]
 
 # providers.md §3: "The 64 vs 128 length limit for top-level Responses function
 # names is unconfirmed".  We use 64 (the stricter, Chat Completions value) so a
@@ -20,7 +26,7 @@ RESPONSES_MAX = 64
 RESPONSES_NAMESPACED_MAX = 128
 
 
-class Responses(_OpenAIErrors):
+class Responses(OpenAIErrors):
     """providers.md §3: POST …/responses."""
 
     HOSTED = (
@@ -41,19 +47,25 @@ class Responses(_OpenAIErrors):
     @staticmethod
     def _all_tools(body) -> list[tuple[str, dict]]:
         """Top-level tools plus `additional_tools` items in input (providers.md §3)."""
-        found = [(f"tools[{i}]", _d(t)) for i, t in enumerate(_l(body.get("tools")))]
-        for k, item in enumerate(_l(body.get("input"))):
-            if _d(item).get("type") == "additional_tools":
+        found = [(f"tools[{i}]", as_dict(t)) for i, t in enumerate(as_list(body.get("tools")))]
+        for k, item in enumerate(as_list(body.get("input"))):
+            if as_dict(item).get("type") == "additional_tools":
                 found += [
-                    (f"input[{k}].tools[{m}]", _d(t)) for m, t in enumerate(_l(item.get("tools")))
+                    (f"input[{k}].tools[{m}]", as_dict(t))
+                    for m, t in enumerate(as_list(item.get("tools")))
                 ]
         return found
+
+    def mode_for(self, path):
+        return "body" if path.endswith("/responses") else None
 
     def offered(self, body):
         out = {}
         for _, tool in self._all_tools(body):
             if tool.get("type") in ("function", "custom") and isinstance(tool.get("name"), str):
-                out.setdefault(tool["name"], (_d(tool.get("parameters")), tool["type"] == "custom"))
+                out.setdefault(
+                    tool["name"], (as_dict(tool.get("parameters")), tool["type"] == "custom")
+                )
         return out
 
     def validate(self, body):
@@ -66,12 +78,14 @@ class Responses(_OpenAIErrors):
             elif kind == "namespace":
                 # providers.md §3: namespace maxLength 64; nested FunctionToolParam maxLength 128.
                 self.check_name(tool.get("name"), f"{where}.name", RESPONSES_MAX)
-                for m, inner in enumerate(_l(tool.get("tools"))):
+                for m, inner in enumerate(as_list(tool.get("tools"))):
                     self.check_name(
-                        _d(inner).get("name"), f"{where}.tools[{m}].name", RESPONSES_NAMESPACED_MAX
+                        as_dict(inner).get("name"),
+                        f"{where}.tools[{m}].name",
+                        RESPONSES_NAMESPACED_MAX,
                     )
-        for k, item in enumerate(_l(body.get("input"))):
-            if _d(item).get("type") in ("function_call", "custom_tool_call"):
+        for k, item in enumerate(as_list(body.get("input"))):
+            if as_dict(item).get("type") in ("function_call", "custom_tool_call"):
                 # Inferred by analogy with Chat Completions history checks (providers.md §1.2);
                 # no observed Responses text for a bad name in input[].
                 self.check_name(item.get("name"), f"input[{k}].name", RESPONSES_MAX)
@@ -101,8 +115,8 @@ class Responses(_OpenAIErrors):
             # providers.md §3: the "not found" error also covers allowed_tools entries.
             if choice.get("mode") not in ("auto", "required"):
                 raise self.bad_enum("tool_choice.mode", choice.get("mode"), ("auto", "required"))
-            for entry in _l(choice.get("tools")):
-                self._find(_d(entry), tools, entry_in_allowed=True)
+            for entry in as_list(choice.get("tools")):
+                self._find(as_dict(entry), tools, entry_in_allowed=True)
             return
         if kind in ("function", "custom", "mcp") or kind in self.HOSTED:
             self._find(choice, tools, entry_in_allowed=False)
@@ -138,19 +152,21 @@ class Responses(_OpenAIErrors):
         choice, offered = body.get("tool_choice"), self.offered(body)
         if choice == "required":
             return next(iter(offered), None)
-        choice = _d(choice)
+        choice = as_dict(choice)
         if choice.get("type") in ("function", "custom"):
             return choice.get("name")
         if choice.get("type") == "allowed_tools" and choice.get("mode") == "required":
             names = [
-                e.get("name") for e in map(_d, _l(choice.get("tools"))) if e.get("name") in offered
+                e.get("name")
+                for e in map(as_dict, as_list(choice.get("tools")))
+                if e.get("name") in offered
             ]
             return names[0] if names else None
         return None
 
     def ends_with_tool_result(self, body):
-        items = _l(body.get("input"))
-        return bool(items) and _d(items[-1]).get("type") in (
+        items = as_list(body.get("input"))
+        return bool(items) and as_dict(items[-1]).get("type") in (
             "function_call_output",
             "custom_tool_call_output",
         )
@@ -225,12 +241,12 @@ class Responses(_OpenAIErrors):
             "temperature": 1.0,
             "text": {"format": {"type": "text"}},
             "tool_choice": body.get("tool_choice", "auto"),
-            "tools": _l(body.get("tools")),
+            "tools": as_list(body.get("tools")),
             "top_p": 1.0,
             "truncation": "disabled",
             "usage": usage if done else None,
             "user": None,
-            "metadata": _d(body.get("metadata")),
+            "metadata": as_dict(body.get("metadata")),
         }
 
     def events(self, turn, body, query):
@@ -254,7 +270,7 @@ class Responses(_OpenAIErrors):
                         "part": {**part, "text": ""},
                     }
                 )
-                for piece in _text_pieces(part["text"]):
+                for piece in text_pieces(part["text"]):
                     out.append(
                         {
                             "type": "response.output_text.delta",
@@ -273,7 +289,7 @@ class Responses(_OpenAIErrors):
                 )
                 out.append({"type": "response.content_part.done", **text_ids, "part": part})
             elif final["type"] == "function_call":
-                for piece in _pieces(final["arguments"], 10):
+                for piece in pieces(final["arguments"], 10):
                     out.append(
                         {"type": "response.function_call_arguments.delta", **ids, "delta": piece}
                     )

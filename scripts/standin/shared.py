@@ -1,16 +1,15 @@
 """What the stand-in provider's wire formats share: the error, the fake model's Turn, helpers.
 
-Every validation rule and error text in the standin_* format modules comes from
-/work/shared/reference/providers.md (cited as "providers.md §N").  Texts that the
-reference does not contain are marked "modeled" (shaped like the provider's
+Every validation rule and error text in the format modules comes from the project's
+docs/providers.md (cited as "providers.md §N").  Texts that it does not contain are marked "modeled" (shaped like the provider's
 other errors), "inferred" (by analogy with an observed text) or "invented"
 (no real text known; the message itself starts with "[standin-invented]").
 
-Each format class (a WireFormat subclass, one module per provider family) turns a
+Each format class (a StandinFormat subclass, one module per provider family) turns a
 parsed JSON request into either a ProviderError (status, body, headers) or a Turn
 (what the "model" answers), and renders a Turn as a non-streaming body or as a list
-of stream events (bytes each).  standin_formats.py routes a path to its format;
-the HTTP side lives in standin_provider.py.
+of stream events (bytes each).  formats.py routes a path to its format; the HTTP side
+lives in server.py.
 """
 
 from __future__ import annotations
@@ -19,6 +18,21 @@ import hashlib
 import json
 from dataclasses import dataclass
 from dataclasses import field
+
+__all__ = [
+    "CREATED",
+    "PARALLEL_WRAPPERS",
+    "ProviderError",
+    "StandinFormat",
+    "ToolCall",
+    "Turn",
+    "arguments_for",
+    "as_dict",
+    "as_list",
+    "pieces",
+    "sse_event",
+    "text_pieces",
+]
 
 # Fixed so responses are byte-for-byte reproducible (the brief asks for no randomness).
 CREATED = 1767225600  # 2026-01-01T00:00:00Z
@@ -63,24 +77,24 @@ class Turn:
         return 1 + 8 * len(self.calls) if self.calls else 2
 
 
-def _d(value) -> dict:
+def as_dict(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _l(value) -> list:
+def as_list(value) -> list:
     return value if isinstance(value, list) else []
 
 
-def _pieces(text: str, size: int) -> list[str]:
+def pieces(text: str, size: int) -> list[str]:
     """Split text so streams carry several deltas (like real token streams)."""
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _text_pieces(text: str) -> list[str]:
-    return _pieces(text, max(1, (len(text) + 1) // 2))
+def text_pieces(text: str) -> list[str]:
+    return pieces(text, max(1, (len(text) + 1) // 2))
 
 
-def _sse(data: dict | str, event: str | None = None, end: str = "\n\n") -> bytes:
+def sse_event(data: dict | str, event: str | None = None, end: str = "\n\n") -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}{end}".encode()
@@ -90,8 +104,11 @@ def arguments_for(name: str, offered: dict[str, tuple[dict, bool]]) -> dict:
     """Deterministic arguments: {"city":"Paris"} if the schema requires a string "city"."""
     if name in offered:
         schema = offered[name][0]
-        prop = _d(_d(schema.get("properties")).get("city"))
-        if "city" in _l(schema.get("required")) and str(prop.get("type", "")).lower() == "string":
+        prop = as_dict(as_dict(schema.get("properties")).get("city"))
+        if (
+            "city" in as_list(schema.get("required"))
+            and str(prop.get("type", "")).lower() == "string"
+        ):
             return {"city": "Paris"}
         return {}
     if name in PARALLEL_WRAPPERS:
@@ -102,8 +119,13 @@ def arguments_for(name: str, offered: dict[str, tuple[dict, bool]]) -> dict:
     return {}
 
 
-class WireFormat:
+class StandinFormat:
     """Base class; subclasses implement one provider's wire format."""
+
+    def mode_for(self, path: str) -> str | None:
+        """How a request to this path (no query) is answered, None if the path is not ours:
+        "json", "stream", or "body" (streamed when the body says "stream": true)."""
+        raise NotImplementedError
 
     def stream_content_type(self, query: str) -> str:
         return "text/event-stream"

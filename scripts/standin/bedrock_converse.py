@@ -1,6 +1,6 @@
 """AWS Bedrock Converse / ConverseStream for the stand-in provider, with its event-stream framing.
 
-Provenance markers ("modeled", "inferred", "invented") as explained in standin_common.py.
+Provenance markers ("modeled", "inferred", "invented") as explained in shared.py.
 """
 
 from __future__ import annotations
@@ -11,17 +11,26 @@ import struct
 import zlib
 from urllib.parse import unquote
 
-from standin_common import ProviderError
-from standin_common import ToolCall
-from standin_common import WireFormat
-from standin_common import _d
-from standin_common import _l
-from standin_common import _pieces
-from standin_common import _text_pieces
+from standin.shared import ProviderError
+from standin.shared import StandinFormat
+from standin.shared import ToolCall
+from standin.shared import as_dict
+from standin.shared import as_list
+from standin.shared import pieces
+from standin.shared import text_pieces
+
+__all__ = [
+    "BEDROCK_MAX",
+    "BEDROCK_NAME",
+    "BedrockConverse",
+    "CONVERSE_PATH",
+    "encode_event_message",
+]
 
 # providers.md §7: "Length Constraints: ... Maximum length of 64. Pattern: [a-zA-Z0-9_-]+".
 BEDROCK_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 BEDROCK_MAX = 64
+CONVERSE_PATH = re.compile(r"/model/[^/]+/converse(-stream)?$")
 
 
 def encode_event_message(event_type: str, payload: dict) -> bytes:
@@ -51,7 +60,7 @@ def encode_event_message(event_type: str, payload: dict) -> bytes:
     return message + struct.pack(">I", zlib.crc32(message))
 
 
-class BedrockConverse(WireFormat):
+class BedrockConverse(StandinFormat):
     """providers.md §7: POST /model/{modelId}/converse and /converse-stream."""
 
     def stream_content_type(self, query):
@@ -73,18 +82,26 @@ class BedrockConverse(WireFormat):
 
     @staticmethod
     def _specs(body) -> list[tuple[int, dict]]:
-        tools = _l(_d(body.get("toolConfig")).get("tools"))
+        tools = as_list(as_dict(body.get("toolConfig")).get("tools"))
         return [
-            (i, _d(t)["toolSpec"])
+            (i, as_dict(t)["toolSpec"])
             for i, t in enumerate(tools)
-            if isinstance(_d(t).get("toolSpec"), dict)
+            if isinstance(as_dict(t).get("toolSpec"), dict)
         ]
+
+    def mode_for(self, path):
+        match = CONVERSE_PATH.search(path)
+        if match is None:
+            return None
+        return "stream" if match.group(1) else "json"
 
     def offered(self, body):
         out = {}
         for _, spec in self._specs(body):
             if isinstance(spec.get("name"), str):
-                out.setdefault(spec["name"], (_d(_d(spec.get("inputSchema")).get("json")), False))
+                out.setdefault(
+                    spec["name"], (as_dict(as_dict(spec.get("inputSchema")).get("json")), False)
+                )
         return out
 
     @staticmethod
@@ -106,7 +123,7 @@ class BedrockConverse(WireFormat):
         # providers.md does not say, this follows AWS (Coral) validation messages.
         errors = []
         config = body.get("toolConfig")
-        if config is not None and not _l(_d(config).get("tools")):
+        if config is not None and not as_list(as_dict(config).get("tools")):
             # providers.md §7: observed (Portkey-AI/gateway #1124).
             errors.append(
                 "Value at 'toolConfig.tools' failed to satisfy constraint: "
@@ -118,17 +135,17 @@ class BedrockConverse(WireFormat):
                 f"Value '{name}' at 'toolConfig.tools.{i + 1}.member.toolSpec.name'", name
             )
         has_tool_blocks = False
-        for i, msg in enumerate(_l(body.get("messages"))):
-            for j, block in enumerate(_l(_d(msg).get("content"))):
-                block = _d(block)
+        for i, msg in enumerate(as_list(body.get("messages"))):
+            for j, block in enumerate(as_list(as_dict(msg).get("content"))):
+                block = as_dict(block)
                 has_tool_blocks |= "toolUse" in block or "toolResult" in block
                 if "toolUse" in block:
                     # providers.md §7: observed history text (openclaw #12892): "Value at '…'" without the value.
                     where = (
                         f"Value at 'messages.{i + 1}.member.content.{j + 1}.member.toolUse.name'"
                     )
-                    errors += self._constraint_errors(where, _d(block["toolUse"]).get("name"))
-        choice = _d(config).get("toolChoice")
+                    errors += self._constraint_errors(where, as_dict(block["toolUse"]).get("name"))
+        choice = as_dict(config).get("toolChoice")
         if choice is not None:
             if (
                 not isinstance(choice, dict)
@@ -140,7 +157,7 @@ class BedrockConverse(WireFormat):
                     "[standin-modeled] toolConfig.toolChoice must set exactly one of auto, any, tool"
                 )
             if "tool" in choice:
-                name = _d(choice["tool"]).get("name")
+                name = as_dict(choice["tool"]).get("name")
                 errors += self._constraint_errors(
                     f"Value '{name}' at 'toolConfig.toolChoice.tool.name'", name
                 )
@@ -154,7 +171,7 @@ class BedrockConverse(WireFormat):
             raise self.error(
                 "The toolConfig field must be defined when using toolUse and toolResult content blocks."
             )
-        if "tool" in _d(choice) and choice["tool"]["name"] not in self.offered(body):
+        if "tool" in as_dict(choice) and choice["tool"]["name"] not in self.offered(body):
             # INVENTED: providers.md §7 says the text for a named choice absent from tools was "not found".
             raise self.error(
                 f"[standin-invented] toolConfig.toolChoice.tool.name '{choice['tool']['name']}' "
@@ -162,16 +179,16 @@ class BedrockConverse(WireFormat):
             )
 
     def forced(self, body):
-        choice = _d(_d(body.get("toolConfig")).get("toolChoice"))
+        choice = as_dict(as_dict(body.get("toolConfig")).get("toolChoice"))
         if "any" in choice:
             return next(iter(self.offered(body)), None)
-        return _d(choice.get("tool")).get("name")
+        return as_dict(choice.get("tool")).get("name")
 
     def ends_with_tool_result(self, body):
-        messages = _l(body.get("messages"))
-        if not messages or _d(messages[-1]).get("role") != "user":
+        messages = as_list(body.get("messages"))
+        if not messages or as_dict(messages[-1]).get("role") != "user":
             return False
-        return any("toolResult" in _d(b) for b in _l(messages[-1].get("content")))
+        return any("toolResult" in as_dict(b) for b in as_list(messages[-1].get("content")))
 
     def _usage(self, turn):
         return {
@@ -213,7 +230,7 @@ class BedrockConverse(WireFormat):
             # Real Bedrock sends no contentBlockStart for text blocks.
             out += [
                 ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": p}})
-                for p in _text_pieces(turn.text)
+                for p in text_pieces(turn.text)
             ]
             out.append(("contentBlockStop", {"contentBlockIndex": 0}))
         for i, call in enumerate(turn.calls):
@@ -221,7 +238,7 @@ class BedrockConverse(WireFormat):
             out.append(("contentBlockStart", {"contentBlockIndex": i, "start": start}))
             out += [
                 ("contentBlockDelta", {"contentBlockIndex": i, "delta": {"toolUse": {"input": p}}})
-                for p in _pieces(call.arguments_json, 10)
+                for p in pieces(call.arguments_json, 10)
             ]
             out.append(("contentBlockStop", {"contentBlockIndex": i}))
         out.append(("messageStop", {"stopReason": "tool_use" if turn.calls else "end_turn"}))

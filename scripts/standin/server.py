@@ -1,7 +1,6 @@
 """A stand-in LLM provider on loopback, shared by the demo and the tests.
 
-It speaks five wire formats (see standin_formats.py and
-/work/shared/reference/providers.md): OpenAI Chat Completions and Responses,
+It speaks five wire formats (see formats.py and the project's docs/providers.md): OpenAI Chat Completions and Responses,
 Anthropic Messages, Gemini generateContent and Bedrock Converse.  It validates
 tool names like the real providers do and answers deterministically:
 
@@ -22,7 +21,7 @@ In-process use::
     with StandinProvider() as provider:
         ...  # provider.url, provider.requests, provider.reset()
 
-Out-of-process use: ``python3 scripts/standin_provider.py --port 8765`` prints
+Out-of-process use: ``python -m standin --port 8765`` prints
 ``standin provider listening on http://127.0.0.1:8765``; then
 ``GET /_standin/requests`` lists recorded requests (body base64 in "body_b64")
 and ``POST /_standin/reset`` clears them.
@@ -44,8 +43,17 @@ from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-import standin_formats
-from standin_formats import ProviderError
+from standin.formats import route
+from standin.shared import ProviderError
+
+__all__ = [
+    "HOLD_TIMEOUT",
+    "INTROSPECT_RELEASE",
+    "INTROSPECT_REQUESTS",
+    "INTROSPECT_RESET",
+    "StandinProvider",
+    "main",
+]
 
 INTROSPECT_REQUESTS = "/_standin/requests"
 INTROSPECT_RESET = "/_standin/reset"
@@ -59,10 +67,11 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default of 5 drops connection attempts when a proxy opens a dozen at once.
     request_queue_size = 128
 
-    def __init__(self, address, log: bool, keep_records: bool = True):
+    def __init__(self, address, log: bool, keep_records: bool = True, nodelay: bool = False):
         super().__init__(address, _Handler)
         self.log = log
         self.keep_records = keep_records
+        self.nodelay = nodelay
         self.lock = threading.Lock()
         self.recorded: list[dict] = []
         self.connections: set[socket.socket] = set()
@@ -86,6 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def setup(self):
+        # StreamRequestHandler.setup reads this to set TCP_NODELAY on the connection.
+        self.disable_nagle_algorithm = self.server.nodelay
         super().setup()
         with self.server.lock:
             self.server.connections.add(self.connection)
@@ -185,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
         ]
 
     def _dispatch(self, path: str, query: str, raw: bytes):
-        found = standin_formats.route(path)
+        found = route(path)
         if found is None:
             return self._send_json(404, {"error": {"message": f"standin: no endpoint at {path}"}})
         if self.command != "POST":
@@ -265,15 +276,24 @@ class StandinProvider:
     """The stand-in provider on a ThreadingHTTPServer, served from a daemon thread."""
 
     def __init__(
-        self, port: int = 0, host: str = "127.0.0.1", log: bool = False, record: bool = True
+        self,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        log: bool = False,
+        record: bool = True,
+        nodelay: bool = False,
     ):
         self.host, self._port, self._log, self._record = host, port, log, record
+        # http.server leaves Nagle's algorithm on, and the stand-in writes a response's head and
+        # body separately: the body then waits for the peer's delayed ACK (40 ms on Linux),
+        # which caps a connection at about 25 requests per second. Load runs turn it off.
+        self._nodelay = nodelay
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> StandinProvider:
         if self._server is None:
-            self._server = _Server((self.host, self._port), self._log, self._record)
+            self._server = _Server((self.host, self._port), self._log, self._record, self._nodelay)
             self._thread = threading.Thread(
                 target=self._server.serve_forever, args=(0.1,), name="standin-provider", daemon=True
             )
@@ -342,13 +362,22 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep no requests in memory (GET /_standin/requests then lists none): for load runs",
     )
+    parser.add_argument(
+        "--nodelay",
+        action="store_true",
+        help="TCP_NODELAY on every connection, so load runs measure the proxy, not delayed ACKs",
+    )
     args = parser.parse_args(argv)
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     provider = StandinProvider(
-        port=args.port, host=args.host, log=not args.quiet, record=not args.no_record
+        port=args.port,
+        host=args.host,
+        log=not args.quiet,
+        record=not args.no_record,
+        nodelay=args.nodelay,
     ).start()
     print(f"standin provider listening on {provider.url}", flush=True)
     try:
@@ -357,7 +386,3 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         provider.stop()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

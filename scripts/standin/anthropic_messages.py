@@ -1,6 +1,6 @@
 """Anthropic Messages for the stand-in provider.
 
-Provenance markers ("modeled", "inferred", "invented") as explained in standin_common.py.
+Provenance markers ("modeled", "inferred", "invented") as explained in shared.py.
 """
 
 from __future__ import annotations
@@ -8,20 +8,26 @@ from __future__ import annotations
 import json
 import re
 
-from standin_common import ProviderError
-from standin_common import WireFormat
-from standin_common import _d
-from standin_common import _l
-from standin_common import _pieces
-from standin_common import _sse
-from standin_common import _text_pieces
+from standin.shared import ProviderError
+from standin.shared import StandinFormat
+from standin.shared import as_dict
+from standin.shared import as_list
+from standin.shared import pieces
+from standin.shared import sse_event
+from standin.shared import text_pieces
+
+__all__ = [
+    "ANTHROPIC_MAX",
+    "ANTHROPIC_PATTERN",
+    "AnthropicMessages",
+]
 
 # providers.md §5: "^[a-zA-Z0-9_-]{1,128}$".
 ANTHROPIC_PATTERN = "^[a-zA-Z0-9_-]{1,128}$"
 ANTHROPIC_MAX = 128
 
 
-class AnthropicMessages(WireFormat):
+class AnthropicMessages(StandinFormat):
     """providers.md §5: POST /v1/messages."""
 
     def error(self, message, **_):
@@ -37,16 +43,19 @@ class AnthropicMessages(WireFormat):
     def _user_tools(body) -> list[tuple[int, dict]]:
         # User tools have no type (or "custom"); server tools carry e.g. web_search_20250305.
         return [
-            (i, _d(t))
-            for i, t in enumerate(_l(body.get("tools")))
-            if _d(t).get("type") in (None, "custom")
+            (i, as_dict(t))
+            for i, t in enumerate(as_list(body.get("tools")))
+            if as_dict(t).get("type") in (None, "custom")
         ]
+
+    def mode_for(self, path):
+        return "body" if path.endswith("/v1/messages") else None
 
     def offered(self, body):
         out = {}
         for _, tool in self._user_tools(body):
             if isinstance(tool.get("name"), str):
-                out.setdefault(tool["name"], (_d(tool.get("input_schema")), False))
+                out.setdefault(tool["name"], (as_dict(tool.get("input_schema")), False))
         return out
 
     def check_name(self, name, where: str) -> None:
@@ -60,13 +69,13 @@ class AnthropicMessages(WireFormat):
             raise self.error(f"{where}: String should match pattern '{ANTHROPIC_PATTERN}'")
 
     def validate(self, body):
-        tools = _l(body.get("tools"))
+        tools = as_list(body.get("tools"))
         for i, tool in self._user_tools(body):
             self.check_name(tool.get("name"), f"tools.{i}.custom.name")
         has_tool_blocks = False
-        for i, msg in enumerate(_l(body.get("messages"))):
-            for j, block in enumerate(_l(_d(msg).get("content"))):
-                kind = _d(block).get("type")
+        for i, msg in enumerate(as_list(body.get("messages"))):
+            for j, block in enumerate(as_list(as_dict(msg).get("content"))):
+                kind = as_dict(block).get("type")
                 has_tool_blocks |= kind in ("tool_use", "tool_result")
                 if kind == "tool_use":
                     # Inferred from the observed history-id error "messages.5.content.0.tool_use.id: …"
@@ -91,25 +100,27 @@ class AnthropicMessages(WireFormat):
             raise self.error(
                 "Requests which include tool_use or tool_result blocks must define tools."
             )
-        names = [_d(t).get("name") for t in tools]
+        names = [as_dict(t).get("name") for t in tools]
         if len(names) != len(set(map(str, names))):
             # providers.md §5: observed (claude-code #10687).
             raise self.error("tools: Tool names must be unique.")
-        if _d(choice).get("type") == "tool" and choice["name"] not in names:
+        if as_dict(choice).get("type") == "tool" and choice["name"] not in names:
             # providers.md §5: 3rd-party capture of the upstream body.
             raise self.error(f"Tool '{choice['name']}' not found in provided tools")
 
     def forced(self, body):
-        choice = _d(body.get("tool_choice"))
+        choice = as_dict(body.get("tool_choice"))
         if choice.get("type") == "any":
             return next(iter(self.offered(body)), None)
         return choice.get("name") if choice.get("type") == "tool" else None
 
     def ends_with_tool_result(self, body):
-        messages = _l(body.get("messages"))
-        if not messages or _d(messages[-1]).get("role") != "user":
+        messages = as_list(body.get("messages"))
+        if not messages or as_dict(messages[-1]).get("role") != "user":
             return False
-        return any(_d(b).get("type") == "tool_result" for b in _l(messages[-1].get("content")))
+        return any(
+            as_dict(b).get("type") == "tool_result" for b in as_list(messages[-1].get("content"))
+        )
 
     def _usage(self, turn, output_tokens):
         return {
@@ -160,7 +171,7 @@ class AnthropicMessages(WireFormat):
                         "content_block": {**block, "text": ""},
                     }
                 )
-                deltas = [{"type": "text_delta", "text": p} for p in _text_pieces(block["text"])]
+                deltas = [{"type": "text_delta", "text": p} for p in text_pieces(block["text"])]
             else:
                 out.append(
                     {
@@ -170,9 +181,7 @@ class AnthropicMessages(WireFormat):
                     }
                 )
                 args = json.dumps(block["input"], separators=(",", ":"))
-                deltas = [
-                    {"type": "input_json_delta", "partial_json": p} for p in _pieces(args, 10)
-                ]
+                deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(args, 10)]
             out += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
             out.append({"type": "content_block_stop", "index": index})
         stop = {"stop_reason": "tool_use" if turn.calls else "end_turn", "stop_sequence": None}
@@ -180,4 +189,4 @@ class AnthropicMessages(WireFormat):
             {"type": "message_delta", "delta": stop, "usage": {"output_tokens": turn.output_tokens}}
         )
         out.append({"type": "message_stop"})
-        return [_sse(o, o["type"]) for o in out]
+        return [sse_event(o, o["type"]) for o in out]
