@@ -8,10 +8,8 @@ reads them.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import logging
 import os
 import re
 import struct
@@ -21,16 +19,12 @@ import urllib.error
 import urllib.request
 import zlib
 from collections.abc import Iterable
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
-from mitmproxy import hooks
 from mitmproxy import io as mitmproxy_io
-from mitmproxy.test import taddons
 
-import toolnames
 from tests.conftest import REPO_ROOT
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
@@ -112,32 +106,6 @@ def stream_calls(api: str, events: Iterable[object]) -> list[NameRef]:
 
 
 # -- the addon in mitmproxy's test master -----------------------------------------------------
-
-
-@contextlib.contextmanager
-def running(
-    *others: object, **options: object
-) -> Iterator[tuple[taddons.context, toolnames.ToolNames]]:
-    """The addon (with ``others`` after it) configured as mitmproxy does at startup, then with
-    ``options``; yields (tctx, addon) and runs the addon's done hook on the way out."""
-    root = logging.getLogger()
-    handlers = list(root.handlers)
-    tn = toolnames.ToolNames()
-    try:
-        with taddons.context(tn, *others) as tctx:
-            # mitmproxy configures every option once at startup; taddons.context does not.
-            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
-            if options:
-                tctx.configure(tn, **options)
-            try:
-                yield tctx, tn
-            finally:
-                tn.done()
-    finally:
-        # The test master's log handler outlives its closed event loop; a second context in
-        # the same test would fail on the first log line without this.
-        for handler in set(root.handlers) - set(handlers):
-            root.removeHandler(handler)
 
 
 # -- SDKs answered by a mock transport --------------------------------------------------------

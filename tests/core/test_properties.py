@@ -32,12 +32,12 @@ from mitmproxy.flow import Error
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
+from harness.inprocess import running
 from standin import formats as standin_formats
 from tests.testkit import SDK_DIR
 from tests.testkit import aws_event
 from tests.testkit import exchange_for
 from tests.testkit import judge
-from tests.testkit import running
 from toolnames_core import bodies
 from toolnames_core import endpoints
 from toolnames_core import streams

@@ -23,6 +23,7 @@ import pytest
 from mitmproxy import io as mitm_io
 from mitmproxy.test import tflow
 
+from harness.inprocess import running
 from scanner import cli
 from scanner import jsonfiles
 from scanner import output
@@ -32,7 +33,6 @@ from scanner.recorded import ReadFailure
 from scanner.recorded import RecordedExchange
 from tests.conftest import REPO_ROOT
 from tests.testkit import exchange_for
-from tests.testkit import running
 from toolnames_core.model import Finding
 
 SCAN = REPO_ROOT / "scripts" / "scan"
