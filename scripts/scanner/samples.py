@@ -13,7 +13,9 @@ import io
 import json
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from mitmproxy import http
 from mitmproxy import io as mitm_io
@@ -22,11 +24,15 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 from ruamel.yaml import YAML
 
+from standin.openai_chat import ChatCompletions
+from standin.shared import ProviderError
+
 __all__ = [
     "CHAT_PATH",
     "FAKE_AUTHORIZATION",
     "LONG_NAME",
     "SAMPLES",
+    "Sample",
     "WEATHER_PARAMETERS",
     "all_case_flows",
     "bad_names_body",
@@ -46,6 +52,7 @@ __all__ = [
     "mastra_choice_mismatch_body",
     "mastra_flows",
     "parallel_wrapper_response",
+    "provider_rejection",
     "rejected",
     "streamed_call_response",
     "weather_request_body",
@@ -192,6 +199,17 @@ def streamed_call_response(name: str = "lookup_city") -> str:
     return "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
 
 
+def provider_rejection(request_body: dict) -> dict:
+    """What OpenAI answers this request with: the stand-in provider's 400 body, whose texts
+    are the provider's own where one is known (docs/providers.md §2, §20)."""
+    try:
+        ChatCompletions().validate(request_body)
+    except ProviderError as e:
+        assert e.status == 400, e.status
+        return e.body
+    raise ValueError("the stand-in accepts this request: it is no rejection sample")
+
+
 def rejected(message: str, param: str | None) -> dict:
     return {
         "error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}
@@ -334,7 +352,7 @@ def mastra_flows() -> list[http.HTTPFlow]:
         chat_flow(
             "mastra-choice-mismatch",
             mastra_choice_mismatch_body(),
-            rejected("sample answer written by scripts/scanner/samples.py", "tool_choice"),
+            provider_rejection(mastra_choice_mismatch_body()),
             status=400,
         )
     ]
@@ -345,12 +363,8 @@ def bad_names_flows() -> list[http.HTTPFlow]:
         chat_flow(
             "bad-names",
             bad_names_body(),
-            # OpenAI's text for the first bad name (shared/reference/providers.md §2).
-            rejected(
-                "Invalid 'tools[0].function.name': string does not match pattern. "
-                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
-                "tools[0].function.name",
-            ),
+            # OpenAI's text for the first bad name, as observed (docs/providers.md §2).
+            provider_rejection(bad_names_body()),
             status=400,
         )
     ]
@@ -390,23 +404,28 @@ def cassette_flows() -> list[http.HTTPFlow]:
     return mastra_flows() + hallucinated_flows()
 
 
-# (file under flows/, writer, flows)
+class Sample(NamedTuple):
+    name: str  # the file under flows/
+    write: Callable[[Path, list[http.HTTPFlow]], Path]
+    flows: Callable[[], list[http.HTTPFlow]]
+
+
 SAMPLES = [
-    ("mastra-choice-mismatch.mitm", write_flows, mastra_flows),
-    ("bad-names.mitm", write_flows, bad_names_flows),
-    ("hallucinated-call.mitm", write_flows, hallucinated_flows),
-    ("clean.mitm", write_flows, clean_flows),
-    ("all-cases.har", write_har, all_case_flows),
-    ("cassettes/test_agent.yaml", write_cassette, cassette_flows),
+    Sample("mastra-choice-mismatch.mitm", write_flows, mastra_flows),
+    Sample("bad-names.mitm", write_flows, bad_names_flows),
+    Sample("hallucinated-call.mitm", write_flows, hallucinated_flows),
+    Sample("clean.mitm", write_flows, clean_flows),
+    Sample("all-cases.har", write_har, all_case_flows),
+    Sample("cassettes/test_agent.yaml", write_cassette, cassette_flows),
 ]
 
 
 def main(argv: list[str]) -> int:
     out = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2] / "flows"
-    for name, write, flows in SAMPLES:
-        path = out / name
+    for sample in SAMPLES:
+        path = out / sample.name
         path.parent.mkdir(parents=True, exist_ok=True)
-        write(path, flows())
+        sample.write(path, sample.flows())
         print(f"wrote {path} ({path.stat().st_size} bytes)")
     return 0
 

@@ -873,18 +873,28 @@ def test_json_corruption_is_found_without_reading_the_rest_of_the_file():
 
 
 SAMPLE_FINDINGS = {
+    # Flows 0 and 1 record the provider's 400, which names the tool the request check flagged:
+    # provider-rejected confirms the prediction.
     "all-cases.har": [
         (0, "choice-not-in-tools"),
+        (0, "provider-rejected"),
         (1, "name-invalid-chars"),
         (1, "name-invalid-chars"),
         (1, "name-too-long"),
+        (1, "provider-rejected"),
         (2, "response-unknown-tool"),
         (3, "response-unknown-tool"),
         (4, "response-unknown-tool"),
     ],
-    "bad-names.mitm": [(0, "name-invalid-chars"), (0, "name-invalid-chars"), (0, "name-too-long")],
+    "bad-names.mitm": [
+        (0, "name-invalid-chars"),
+        (0, "name-invalid-chars"),
+        (0, "name-too-long"),
+        (0, "provider-rejected"),
+    ],
     "cassettes/test_agent.yaml": [
         (0, "choice-not-in-tools"),
+        (0, "provider-rejected"),
         (1, "response-unknown-tool"),
         (2, "response-unknown-tool"),
         (3, "response-unknown-tool"),
@@ -895,7 +905,7 @@ SAMPLE_FINDINGS = {
         (1, "response-unknown-tool"),
         (2, "response-unknown-tool"),
     ],
-    "mastra-choice-mismatch.mitm": [(0, "choice-not-in-tools")],
+    "mastra-choice-mismatch.mitm": [(0, "choice-not-in-tools"), (0, "provider-rejected")],
 }
 
 
@@ -1031,12 +1041,38 @@ def test_scan_runs_on_flows_written_by_mitmproxy_itself(tmp_path, capsys):
     flow.request.method = "POST"
     flow.request.path = "/v1/chat/completions"
     flow.request.text = json.dumps(samples.bad_names_body())
+    # tflow's own answer is a 200 "message": read as the provider accepting the bad names, it
+    # would (rightly) turn every finding into a rule-disagrees. Answer as OpenAI does instead.
+    flow.response.status_code = 400
+    flow.response.headers["content-type"] = "application/json"
+    flow.response.text = json.dumps(samples.provider_rejection(samples.bad_names_body()))
     with open(tmp_path / "raw.flows", "wb") as f:
         mitm_io.FlowWriter(f).add(flow)
 
     _, rows, _ = scan_json(capsys, tmp_path / "raw.flows")
 
-    assert len(rows) == 3
+    assert sorted((r["path"], r["code"]) for r in rows) == [
+        ("tools[0].function.name", "name-invalid-chars"),
+        ("tools[0].function.name", "provider-rejected"),
+        ("tools[1].function.name", "name-too-long"),
+        ("tools[2].function.name", "name-invalid-chars"),
+    ]
+
+
+def test_a_recorded_200_for_names_the_rule_rejects_says_the_rule_disagrees(tmp_path, capsys):
+    # The provider accepted what the rule rejects (a gateway with a laxer rule, say): each
+    # name finding gets its rule-disagrees beside it, as a warning.
+    flow = samples.chat_flow(
+        "lax", samples.bad_names_body(), samples.completion(("get_weather", "{}"))
+    )
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "lax.mitm", [flow]))
+
+    disagreements = [(r["path"], r["severity"]) for r in rows if r["code"] == "rule-disagrees"]
+    assert sorted(disagreements) == [
+        ("tools[0].function.name", "warning"),
+        ("tools[1].function.name", "warning"),
+        ("tools[2].function.name", "warning"),
+    ]
 
 
 def test_progress_bar_counts_bytes_of_all_files():
