@@ -21,10 +21,10 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 import toolnames
+from harness.inprocess import running
 from tests.testkit import RESPONSES_DIR
 from tests.testkit import response_api
 from tests.testkit import response_body
-from tests.testkit import running
 from toolnames_core import FlowRecord
 from toolnames_core import inspect_exchange
 from toolnames_core import is_stream

@@ -89,6 +89,14 @@ def test_demo_prints_where_the_flagged_flows_are_and_how_to_read_them(demo):
     assert f"mitmweb -r {saved}" in result.stdout
 
 
+def test_every_command_the_demo_prints_binds_to_loopback(demo):
+    result, _ = demo
+
+    commands = [line for line in result.stdout.splitlines() if " -s addon/toolnames.py" in line]
+    assert len(commands) == 5  # one per mode, and the two to read the saved flows
+    assert all("--listen-host 127.0.0.1" in command for command in commands), commands
+
+
 def test_demo_leaves_no_process_behind(demo):
     _, out = demo
 

@@ -536,7 +536,7 @@ UPSTREAM_HOST = "127.0.0.2"
 @pytest.fixture
 def upstream_standin():
     """A stand-in provider on 127.0.0.2, while mitmdump listens on 127.0.0.1."""
-    from standin_provider import StandinProvider
+    from standin import StandinProvider
 
     try:
         provider = StandinProvider(host=UPSTREAM_HOST).start()

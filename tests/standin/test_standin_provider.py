@@ -1,6 +1,6 @@
-"""Tests for scripts/standin_provider.py over real HTTP on loopback.
+"""Tests for the stand-in provider (scripts/standin/) over real HTTP on loopback.
 
-Expected error texts are copied from /work/shared/reference/providers.md (the
+Expected error texts are copied from docs/providers.md (the
 section is named beside each case) so a drift in the stand-in shows up here.
 """
 
@@ -18,13 +18,10 @@ import sys
 import time
 import urllib.request
 import zlib
-from pathlib import Path
 
 import pytest
 
-from standin_provider import StandinProvider
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "standin_provider.py"
+from standin import StandinProvider
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 EMPTY = {"type": "object", "properties": {}}
@@ -1021,7 +1018,9 @@ def test_http_introspection_lists_and_resets_recorded_requests(provider):
 @pytest.mark.e2e
 def test_cli_prints_its_url_serves_and_exits_on_sigterm():
     process = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "--port", "0", "--quiet"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "standin", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         line = process.stdout.readline()

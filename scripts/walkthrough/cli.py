@@ -1,0 +1,134 @@
+"""scripts/demo: the toolnames addon doing its job end to end, offline, on loopback.
+
+Starts the stand-in provider (scripts/standin/) and, for each of the modes
+observe, fix and block, a real mitmdump with the addon in reverse mode in front of it.
+Two clients send the request Mastra builds when a tool registered under the key
+"search.web" is forced by that key (tools offers "search_web", tool_choice names
+"search.web"): a real Mastra agent (node, tests/e2e/mastra, when its node_modules are
+installed) and the openai SDK. Every step is checked; the exit status is 1 if any step
+did not behave as described. Flagged flows are saved to OUT/flagged.mitm.
+
+Run it through scripts/demo, which sets up .venv and Mastra first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from harness.mitmdump import ADDON_SCRIPT
+from harness.mitmdump import own_mitmdump
+from harness.mitmdump import start_mitmdump
+from harness.processes import REPO_ROOT
+from harness.processes import HarnessError
+from harness.processes import ProcessGroup
+from harness.provider import start_standin
+from walkthrough.clients import KEY
+from walkthrough.clients import WIRE_NAME
+from walkthrough.clients import mastra_available
+from walkthrough.steps import LOOPBACK
+from walkthrough.steps import Proxy
+from walkthrough.steps import Report
+from walkthrough.steps import mastra_step
+from walkthrough.steps import saved_summary
+from walkthrough.steps import sdk_step
+from walkthrough.steps import shown
+
+__all__ = ["MODES", "main", "run_mode"]
+
+MODES = {
+    "observe": "reports what is wrong and changes nothing",
+    "fix": "rewrites the forced name to the tool Mastra meant",
+    "block": "answers HTTP 400 itself, so the provider never sees the request",
+}
+
+
+def run_mode(
+    index: int,
+    mode: str,
+    group: ProcessGroup,
+    provider: str,
+    save: Path,
+    out: Path,
+    mastra_skip: str | None,
+    report: Report,
+) -> None:
+    print(f"\n== {index}/3 {mode}: toolnames_mode={mode} {MODES[mode]} ==")
+    proc = start_mitmdump(
+        own_mitmdump(),
+        f"reverse:{provider}",
+        confdir=out / "mitmproxy-conf",
+        log_dir=out,
+        name=f"mitmdump-{mode}",
+        scripts=[ADDON_SCRIPT],
+        options={"toolnames_mode": mode, "toolnames_save": str(save)},
+    )
+    group.add(proc)
+    proxy = Proxy(proc)
+    print(
+        f"  $ mitmdump {LOOPBACK} --mode reverse:{provider} -s addon/toolnames.py "
+        f"--set toolnames_mode={mode} --set toolnames_save={shown(save)}"
+    )
+    try:
+        if mastra_skip is None:
+            mastra_step(mode, proxy, provider, report)
+        sdk_step(mode, proxy, provider, report)
+    finally:
+        group.stop(proc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--out", type=Path, default=REPO_ROOT / ".demo", help="where logs and flagged.mitm go"
+    )
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    save = out / "flagged.mitm"
+    save.unlink(missing_ok=True)  # each run saves its own flows
+
+    # A SIGTERM (or SIGHUP) ends the demo like a Ctrl-C: through the finally below.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+
+    report = Report()
+    mastra_skip = mastra_available()
+    group = ProcessGroup()
+    try:
+        provider = group.add(start_standin(out)).url
+        print("toolnames demo: offline, everything on 127.0.0.1")
+        print(f"  provider  the stand-in OpenAI-compatible API at {provider}")
+        print("  proxy     mitmdump with addon/toolnames.py, in reverse mode in front of it")
+        print(
+            f"  request   a Mastra agent's tool registered under the key '{KEY}' and forced by it:"
+        )
+        print(
+            f"            tools offers '{WIRE_NAME}' (Mastra's rewrite), tool_choice names '{KEY}'"
+        )
+        if mastra_skip:
+            print(f"  (no Mastra client: {mastra_skip}; the openai SDK sends the request)")
+        for index, mode in enumerate(MODES, 1):
+            run_mode(index, mode, group, provider, save, out, mastra_skip, report)
+        saved_summary(save, report)
+    except HarnessError as e:
+        # A process did not even start: that is a failure of the demo, with its output.
+        report.failures.append(str(e))
+        print(f"\nerror: {e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    finally:
+        group.stop_all()
+
+    if report.failures:
+        print(
+            f"\ndemo FAILED: {len(report.failures)} step(s) did not behave as described "
+            f"(logs in {shown(out)}/)",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"\ndemo OK: {report.passed} checks passed (logs in {shown(out)}/)")
+    return 0
