@@ -55,6 +55,12 @@ logger = logging.getLogger(__name__)
 MODES = ("observe", "fix", "block")
 # toolnames.report without a path only logs.
 NO_PATH = mitmproxy.types.Path("")
+# Why a live answer's calls went unchecked: mitmproxy streamed it through (stream_large_bodies,
+# or another addon's stream) without toolnames' tap, and keeps no streamed body by default.
+STREAMED_UNREAD = (
+    "the answer was streamed through without toolnames reading it "
+    "(stream_large_bodies or another addon)"
+)
 
 
 class ToolNames:
@@ -313,7 +319,7 @@ class ToolNames:
             content_type = flows.header(response, b"content-type")
             exchange.check_response(status, content_type, content, complete)
         else:
-            exchange.response_unread()
+            exchange.response_unread(status, STREAMED_UNREAD)
         recorded = None
         if exchange.findings or exchange.fixes:
             recorded = FlowRecord.of(exchange, self.mode)

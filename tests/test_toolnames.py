@@ -406,6 +406,24 @@ def test_request_and_response_findings_share_one_warning_line_when_the_flow_comp
     assert f.comment.endswith("(+2 more)")
 
 
+def test_an_answer_streamed_through_unread_is_said_to_be_unchecked(caplog):
+    # Another addon streams the answer through its own function: toolnames has no tap on it.
+    with running() as (tctx, tn):
+        f = chat_flow(CLEAN)
+        tn.request(f)
+        f.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+        f.response.stream = lambda chunk: chunk
+        tn.responseheaders(f)
+        f.response.raw_content = None  # mitmproxy keeps no streamed body by default
+        tn.response(f)
+    (finding,) = f.metadata["toolnames"]["findings"]
+    assert (finding["code"], finding["severity"]) == ("response-unreadable", "warning")
+    assert "streamed through without toolnames reading it" in finding["message"]
+    assert callable(f.response.stream)  # the other addon's stream is left alone
+    assert f.marked == ":warning:"
+    assert_nothing_went_wrong(caplog)
+
+
 def test_a_recorded_request_without_an_answer_is_logged_when_read(caplog):
     caplog.set_level(logging.INFO)
     with running() as (tctx, tn):
