@@ -78,9 +78,9 @@ def redacted_path(path: str) -> str:
 class FlaggedFlowWriter:
     """Appends flows to ``path`` and flushes each, so a killed proxy loses nothing it saved."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        # The folder is the user's to make: a typo in it must fail, not save flows elsewhere.
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         # Created 0600: saved traffic holds prompts and tool arguments even after redaction.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         mode = stat.S_IMODE(os.fstat(fd).st_mode)
