@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ADDON_SCRIPT
+from tests.conftest import REPO_ROOT
 from tests.conftest import free_port
 from tests.testkit import post
 from tests.testkit import toolnames_lines
@@ -100,6 +101,24 @@ def test_a_bad_value_stops_mitmdump_with_one_line(
     assert ours == [line], output
     assert not any("Traceback" in o or "Error in script" in o for o in output), output
     assert not (tmp_path / "no-such-folder").exists()
+
+
+@pytest.mark.e2e
+def test_a_bad_value_stops_mitmdump_reading_a_file_too(mitmdump_binary, mitmproxy_confdir):
+    sample = REPO_ROOT / "flows" / "mastra-choice-mismatch.mitm"
+    result = subprocess.run(
+        [str(mitmdump_binary), "-nr", str(sample), "--set", f"confdir={mitmproxy_confdir}"]
+        + ["-s", str(ADDON_SCRIPT), "--set", "toolnames_redact=maybe"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    output = [line.split("] ", 1)[-1] for line in (result.stdout + result.stderr).splitlines()]
+    assert result.returncode == 1, output
+    assert [o for o in output if o.startswith("toolnames_")] == [
+        f"toolnames_redact: 'maybe' is not a boolean; {BOOLEAN}"
+    ]
 
 
 MISMATCHED_CHOICE = {
