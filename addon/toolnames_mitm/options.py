@@ -22,6 +22,7 @@ from mitmproxy import flowfilter
 from mitmproxy.utils import human
 
 from toolnames_core import RULES
+from toolnames_core import RuleOverride
 from toolnames_core import parse_rule_override
 
 __all__ = [
@@ -90,7 +91,7 @@ def _redact(value: bool) -> bool:
     return value
 
 
-def _rules(values: Sequence[str]) -> tuple:
+def _rules(values: Sequence[str]) -> tuple[RuleOverride, ...]:
     overrides = []
     for spec in values:
         try:
