@@ -104,6 +104,18 @@ def test_a_bad_value_stops_mitmdump_with_one_line(
 
 
 @pytest.mark.e2e
+def test_a_bad_value_in_the_config_file_stops_mitmdump_with_one_line(mitmdump_binary, tmp_path):
+    # mitmproxy reads ~/.mitmproxy/config.yaml (here: a confdir of the test's own) and keeps
+    # values of options not yet declared, typed as YAML gives them, until the script loads.
+    (tmp_path / "config.yaml").write_text("toolnames_redact: maybe\n")
+    code, output = run_mitmdump(mitmdump_binary, tmp_path, tmp_path)
+    assert code == 1, output
+    assert [o for o in output if o.startswith("toolnames_")] == [
+        f"toolnames_redact: 'maybe' is not a boolean; {BOOLEAN}"
+    ]
+
+
+@pytest.mark.e2e
 def test_a_bad_value_stops_mitmdump_reading_a_file_too(mitmdump_binary, mitmproxy_confdir):
     sample = REPO_ROOT / "flows" / "mastra-choice-mismatch.mitm"
     result = subprocess.run(
