@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -81,6 +82,29 @@ def _redact_headers(headers: http.Headers) -> None:
         values = headers.get_all(name)
         if is_secret_name(name) or any(v.lower().startswith(AUTH_SCHEMES) for v in values):
             headers.set_all(name, [REDACTED] * len(values))
+        elif any(v.lstrip().startswith(("{", "[")) for v in values):
+            # A JSON value can hold credentials by key: Portkey's x-portkey-config carries
+            # whole gateway configs, api_key of each target included.
+            headers.set_all(name, [_redacted_json(v) for v in values])
+
+
+def _redacted_json(value: str) -> str:
+    try:
+        document = json.loads(value)
+        redacted = _redact_keys(document)
+    except ValueError:
+        return value  # not JSON after all
+    except RecursionError:
+        return REDACTED  # too deep to look into, so not saved
+    return value if redacted == document else json.dumps(redacted, separators=(",", ":"))
+
+
+def _redact_keys(node: object) -> object:
+    if isinstance(node, dict):
+        return {k: REDACTED if is_secret_name(str(k)) else _redact_keys(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_redact_keys(v) for v in node]
+    return node
 
 
 def redacted_path(path: str) -> str:

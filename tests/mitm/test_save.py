@@ -1,5 +1,6 @@
 """Saving flagged flows (save.py): a redacted copy, appended to a file only its owner reads."""
 
+import json
 import os
 import stat
 
@@ -109,6 +110,39 @@ def test_every_credential_query_parameter_is_redacted(name, source):
 @pytest.mark.parametrize("name", KEPT_HEADERS)
 def test_headers_that_carry_no_credential_are_kept(name):
     assert not save.is_secret_name(name)
+
+
+def test_credentials_inside_a_json_header_value_are_redacted_by_key():
+    # https://www.portkey.ai/docs/product/ai-gateway/configs: a config object, sent in the
+    # x-portkey-config header, names each target's provider and api_key.
+    config = {
+        "strategy": {"mode": "fallback"},
+        "targets": [
+            {"provider": "openai", "api_key": "sk-secret"},
+            {"provider": "anthropic", "apiKey": "sk-ant-secret", "override_params": {"model": "m"}},
+        ],
+    }
+    f = tflow.tflow()
+    f.request.headers["x-portkey-config"] = json.dumps(config)
+    f.request.headers["x-portkey-metadata"] = '{"_user": "u1"}'
+    f.request.headers["x-other"] = "{not json"
+    copy = save.redacted_copy(f)
+    saved = json.loads(copy.request.headers["x-portkey-config"])
+    assert [t["provider"] for t in saved["targets"]] == ["openai", "anthropic"]
+    assert "secret" not in copy.request.headers["x-portkey-config"]
+    assert saved["targets"][1]["override_params"] == {"model": "m"}
+    # Nothing to redact: the value is kept byte for byte.
+    assert copy.request.headers["x-portkey-metadata"] == '{"_user": "u1"}'
+    assert copy.request.headers["x-other"] == "{not json"
+
+
+def test_a_json_header_value_too_deep_to_read_is_not_saved():
+    f = tflow.tflow()
+    f.request.headers["x-deep"] = "[" * 100_000 + "]" * 100_000
+    f.request.headers["x-deep-object"] = '{"a":' * 5_000 + "1" + "}" * 5_000
+    copy = save.redacted_copy(f)
+    assert copy.request.headers["x-deep"] == save.REDACTED
+    assert copy.request.headers["x-deep-object"] == save.REDACTED
 
 
 def test_requests_responses_and_trailers_lose_every_credential_and_keep_the_rest():
