@@ -6,14 +6,16 @@ rule of the provider that receives it; marks, comments and logs what is wrong;
 can fix a mismatched named choice or block a doomed request; saves flagged flows
 with credentials removed.
 
-Usage (bind to loopback: mitmproxy listens on every interface by default, and this
-proxy carries API keys):
+Usage:
 
     mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py
     mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py --set toolnames_mode=fix
     mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py --set toolnames_mode=block --set toolnames_save=flagged.mitm
     mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py --set toolnames_rule='openrouter.ai=anthropic'
     mitmdump -nr flagged.mitm -s addon/toolnames.py
+
+Bind to loopback, as above: mitmproxy listens on every interface by default, and this
+proxy carries API keys.
 """
 
 from __future__ import annotations

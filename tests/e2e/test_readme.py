@@ -49,8 +49,8 @@ def readme_commands() -> list[list[str]]:
 
 def usage_commands() -> list[list[str]]:
     docstring = ast.get_docstring(ast.parse(ADDON_SCRIPT.read_text(encoding="utf-8"))) or ""
-    usage = docstring.split("Usage", 1)[1].split("\n\n", 1)[1]
-    return [shlex.split(line) for line in usage.splitlines() if line.strip()]
+    usage = docstring.split("Usage:\n\n", 1)[1].split("\n\n", 1)[0]
+    return [shlex.split(line) for line in usage.splitlines()]
 
 
 def program(command: list[str]) -> str:
