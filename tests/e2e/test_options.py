@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ADDON_SCRIPT
+from harness.mitmdump import ADDON_SCRIPT
+from harness.processes import free_port
 from tests.conftest import REPO_ROOT
-from tests.conftest import free_port
 from tests.testkit import post
 from tests.testkit import toolnames_lines
 
