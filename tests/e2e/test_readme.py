@@ -108,6 +108,16 @@ def test_every_repository_path_a_command_names_exists(command):
     assert [p for p in repo_paths(command) if not (REPO_ROOT / p).exists()] == []
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO_ROOT)))
+def test_every_repository_path_the_text_names_exists(doc):
+    named = re.findall(
+        r"`((?:addon|scripts|flows|tests|docs|requirements)/[^`\s]*)`", doc.read_text()
+    )
+    assert named
+    missing = [p for p in named if not (REPO_ROOT / p).exists() and not (doc.parent / p).exists()]
+    assert missing == []
+
+
 def test_the_sdk_snippet_takes_its_key_from_the_environment():
     (snippet,) = [
         text
