@@ -253,11 +253,27 @@ def test_block_stops_mastras_request_before_the_provider(
 # -- saving -------------------------------------------------------------------------------------
 
 
+# Gateways' own credential headers (their sources: tests/mitm/test_save.py).
+GATEWAY_HEADERS = {
+    name: f"gateway-secret-{i}"
+    for i, name in enumerate(
+        [
+            "x-portkey-api-key",
+            "x-portkey-virtual-key",
+            "Helicone-Auth",
+            "Ocp-Apim-Subscription-Key",
+            "cf-aig-authorization",
+            "x-litellm-api-key",
+        ]
+    )
+}
+
+
 def post_with_credentials(proxy) -> int:
     status, _, _ = post(
         f"{proxy.url}/v1/chat/completions?key={QUERY_KEY}",
         MASTRA_SHAPED,
-        {"Authorization": f"Bearer {API_KEY}"},
+        {"Authorization": f"Bearer {API_KEY}", **GATEWAY_HEADERS},
     )
     return status
 
@@ -279,9 +295,12 @@ def test_saved_flow_holds_the_flagged_exchange_without_credentials(saved_flow):
     data = path.read_bytes()
     assert API_KEY.encode() not in data
     assert QUERY_KEY.encode() not in data
+    assert b"gateway-secret" not in data
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     (flow,) = read_flows(path)
     assert flow.request.headers["authorization"] == "REDACTED-by-toolnames"
+    for name in GATEWAY_HEADERS:
+        assert flow.request.headers[name] == "REDACTED-by-toolnames"
     assert flow.request.query["key"] == "REDACTED-by-toolnames"
     assert json.loads(flow.request.content) == MASTRA_SHAPED
     assert flow.response.status_code == 400
