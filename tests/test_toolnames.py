@@ -26,6 +26,7 @@ from tests.testkit import RESPONSES_DIR
 from tests.testkit import response_api
 from tests.testkit import response_body
 from toolnames_core import FlowRecord
+from toolnames_core import RuleOverride
 from toolnames_core import inspect_exchange
 from toolnames_core import is_stream
 from toolnames_core import parse_rule_override
@@ -616,6 +617,11 @@ def test_a_bad_value_given_before_the_script_loads_is_one_error_line_and_the_add
         g = chat_flow(MASTRA)
         tn.request(g)
         assert "toolnames" in g.metadata
+
+
+def test_a_rule_option_becomes_the_addons_overrides():
+    with running(toolnames_rule=["*=portable"]) as (tctx, tn):
+        assert tn.overrides == (RuleOverride("*", "portable"),)
 
 
 def test_a_rule_override_checks_a_host_against_another_providers_rule():
