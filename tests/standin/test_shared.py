@@ -5,6 +5,7 @@ import json
 
 from standin.openai_chat import ChatCompletions
 from standin.shared import PARALLEL_WRAPPERS
+from standin.shared import Offered
 from standin.shared import Turn
 from standin.shared import arguments_for
 from standin.shared import pieces
@@ -12,7 +13,7 @@ from standin.shared import sse_event
 from standin.shared import text_pieces
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-OFFERED = {"get_weather": (WEATHER, False), "lookup": ({"type": "object"}, False)}
+OFFERED = {"get_weather": Offered(WEATHER), "lookup": Offered({"type": "object"})}
 
 
 def test_arguments_fill_a_required_string_city_and_nothing_else():
