@@ -1,6 +1,6 @@
 """scripts/scan's reader for YAML cassettes (vcrpy, pytest-recording, Ruby VCR, betamax).
 
-cassette_exchange also serves JSON cassettes (toolnames_scan_json.py).
+cassette_exchange also serves JSON cassettes (jsonfiles.py).
 """
 
 from __future__ import annotations

@@ -240,7 +240,7 @@ def chat_flow(
             host=host,
             authorization=FAKE_AUTHORIZATION,
             content_type="application/json",
-            user_agent="make_sample_flows",
+            user_agent="toolnames-samples",
         ),
         content=b"",
     )

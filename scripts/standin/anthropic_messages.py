@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 
+from standin.shared import Offered
 from standin.shared import ProviderError
 from standin.shared import StandinFormat
 from standin.shared import as_dict
@@ -55,7 +56,7 @@ class AnthropicMessages(StandinFormat):
         out = {}
         for _, tool in self._user_tools(body):
             if isinstance(tool.get("name"), str):
-                out.setdefault(tool["name"], (as_dict(tool.get("input_schema")), False))
+                out.setdefault(tool["name"], Offered(as_dict(tool.get("input_schema"))))
         return out
 
     def check_name(self, name, where: str) -> None:

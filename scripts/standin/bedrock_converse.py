@@ -11,6 +11,7 @@ import struct
 import zlib
 from urllib.parse import unquote
 
+from standin.shared import Offered
 from standin.shared import ProviderError
 from standin.shared import StandinFormat
 from standin.shared import ToolCall
@@ -100,7 +101,7 @@ class BedrockConverse(StandinFormat):
         for _, spec in self._specs(body):
             if isinstance(spec.get("name"), str):
                 out.setdefault(
-                    spec["name"], (as_dict(as_dict(spec.get("inputSchema")).get("json")), False)
+                    spec["name"], Offered(as_dict(as_dict(spec.get("inputSchema")).get("json")))
                 )
         return out
 

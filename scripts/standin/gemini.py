@@ -9,6 +9,7 @@ import json
 import re
 from urllib.parse import parse_qs
 
+from standin.shared import Offered
 from standin.shared import ProviderError
 from standin.shared import StandinFormat
 from standin.shared import as_dict
@@ -80,7 +81,7 @@ class Gemini(StandinFormat):
                 self._pick(decl, "parametersJsonSchema", "parameters_json_schema")
             )
             if isinstance(decl.get("name"), str):
-                out.setdefault(decl["name"], (schema, False))
+                out.setdefault(decl["name"], Offered(schema))
         return out
 
     @staticmethod

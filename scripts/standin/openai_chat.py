@@ -9,8 +9,10 @@ Provenance markers ("modeled", "inferred", "invented") as explained in shared.py
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from standin.shared import CREATED
+from standin.shared import Offered
 from standin.shared import ProviderError
 from standin.shared import StandinFormat
 from standin.shared import ToolCall
@@ -24,12 +26,21 @@ __all__ = [
     "ChatCompletions",
     "OPENAI_MAX",
     "OPENAI_NAME",
+    "ToolRef",
     "OpenAIErrors",
 ]
 
 # providers.md §2/§3: OpenAI's observed pattern; §2: max length 64.
 OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 OPENAI_MAX = 64
+
+
+class ToolRef(NamedTuple):
+    """How a Chat Completions tool, choice or call names its tool."""
+
+    kind: str  # "function" or "custom"
+    name: object  # a str when the request is well formed
+    custom: bool
 
 
 class OpenAIErrors(StandinFormat):
@@ -104,11 +115,11 @@ class ChatCompletions(OpenAIErrors):
     """providers.md §2: POST …/chat/completions."""
 
     @staticmethod
-    def _tool_name(tool: dict) -> tuple[str, object, bool]:
+    def _tool_name(tool: dict) -> ToolRef:
         kind = tool.get("type", "function")
         if kind == "custom":
-            return "custom", as_dict(tool.get("custom")).get("name"), True
-        return "function", as_dict(tool.get("function")).get("name"), False
+            return ToolRef("custom", as_dict(tool.get("custom")).get("name"), True)
+        return ToolRef("function", as_dict(tool.get("function")).get("name"), False)
 
     def mode_for(self, path):
         return "body" if path.endswith("/chat/completions") else None
@@ -119,7 +130,7 @@ class ChatCompletions(OpenAIErrors):
             kind, name, custom = self._tool_name(as_dict(tool))
             if isinstance(name, str):
                 params = as_dict(as_dict(as_dict(tool).get("function")).get("parameters"))
-                out.setdefault(name, (params, custom))
+                out.setdefault(name, Offered(params, custom))
         return out
 
     def validate(self, body, name_max_length=None):
@@ -200,7 +211,7 @@ class ChatCompletions(OpenAIErrors):
         allowed = as_dict(choice.get("allowed_tools"))
         if choice.get("type") == "allowed_tools" and allowed.get("mode") == "required":
             entries = as_list(allowed.get("tools"))
-            return self._tool_name(as_dict(entries[0]))[1] if entries else None
+            return self._tool_name(as_dict(entries[0])).name if entries else None
         return None
 
     def ends_with_tool_result(self, body):

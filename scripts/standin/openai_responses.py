@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from standin.openai_chat import OpenAIErrors
 from standin.shared import CREATED
+from standin.shared import Offered
 from standin.shared import Turn
 from standin.shared import as_dict
 from standin.shared import as_list
@@ -64,7 +65,7 @@ class Responses(OpenAIErrors):
         for _, tool in self._all_tools(body):
             if tool.get("type") in ("function", "custom") and isinstance(tool.get("name"), str):
                 out.setdefault(
-                    tool["name"], (as_dict(tool.get("parameters")), tool["type"] == "custom")
+                    tool["name"], Offered(as_dict(tool.get("parameters")), tool["type"] == "custom")
                 )
         return out
 

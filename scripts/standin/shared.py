@@ -18,9 +18,11 @@ import hashlib
 import json
 from dataclasses import dataclass
 from dataclasses import field
+from typing import NamedTuple
 
 __all__ = [
     "CREATED",
+    "Offered",
     "PARALLEL_WRAPPERS",
     "ProviderError",
     "StandinFormat",
@@ -40,6 +42,14 @@ CREATED = 1767225600  # 2026-01-01T00:00:00Z
 
 # providers.md §1.3: the wrapper names OpenAI/Azure models hallucinate.
 PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
+
+
+class Offered(NamedTuple):
+    """A tool a request offers: its JSON schema, and whether it takes free text (OpenAI's
+    "custom" tools) rather than JSON arguments."""
+
+    schema: dict
+    custom: bool = False
 
 
 class ProviderError(Exception):
@@ -100,10 +110,10 @@ def sse_event(data: dict | str, event: str | None = None, end: str = "\n\n") -> 
     return f"{head}data: {payload}{end}".encode()
 
 
-def arguments_for(name: str, offered: dict[str, tuple[dict, bool]]) -> dict:
+def arguments_for(name: str, offered: dict[str, Offered]) -> dict:
     """Deterministic arguments: {"city":"Paris"} if the schema requires a string "city"."""
     if name in offered:
-        schema = offered[name][0]
+        schema = offered[name].schema
         prop = as_dict(as_dict(schema.get("properties")).get("city"))
         if (
             "city" in as_list(schema.get("required"))
@@ -141,8 +151,8 @@ class StandinFormat:
         ``name_max_length``: a drifted provider's longest function name, where the format
         has a documented one (OpenAI's); None for the documented limit."""
 
-    def offered(self, body: dict) -> dict[str, tuple[dict, bool]]:
-        """Callable tools in order: name -> (JSON schema, is_custom)."""
+    def offered(self, body: dict) -> dict[str, Offered]:
+        """Callable tools in order, by name."""
         return {}
 
     def forced(self, body: dict) -> str | None:
@@ -167,7 +177,7 @@ class StandinFormat:
         if not names and (forced := self.forced(body)):
             names = [forced]
         for i, name in enumerate(names):
-            custom = offered.get(name, ({}, False))[1]
+            custom = offered.get(name, Offered({})).custom
             turn.calls.append(
                 ToolCall(name, arguments_for(name, offered), f"call_{uid}_{i}", custom)
             )
