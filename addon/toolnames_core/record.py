@@ -261,7 +261,8 @@ def storable(value):
     comments as UTF-8, so one raw surrogate would make the flow impossible to save.
     """
     if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        # Nearly every string is ASCII, which holds no surrogate: keep it as it is.
+        return value if value.isascii() else value.encode("utf-8", "backslashreplace").decode()
     if isinstance(value, dict):
         return {k: storable(v) for k, v in value.items()}
     if isinstance(value, list):
