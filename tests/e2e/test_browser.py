@@ -301,9 +301,11 @@ def test_mitmweb_shows_markers_comments_and_the_toolnames_view(mitmweb, page):
     expect(text).to_contain_text("toolnames: OpenAI Chat Completions request")
     expect(text).to_contain_text("Outcome: flagged in observe mode: see the findings below")
     expect(text).to_contain_text("search.web    10  function  ✗ bad chars '.'")
+    # The recorded 400 names tools[1]: the provider's rejection confirms the prediction.
     expect(text).to_contain_text(
-        "Findings: 1 error, 1 warning (recorded by toolnames for this flow)"
+        "Findings: 2 errors, 1 warning (recorded by toolnames for this flow)"
     )
+    expect(text).to_contain_text("provider-rejected   at tools[1].function.name")
     _screenshot(page, "mitmweb-toolnames.png")
 
 
