@@ -156,7 +156,7 @@ class CassetteReader:
             except StopIteration:
                 return
             except source.errors as e:
-                raise yaml_failure(e) from e
+                raise yaml_failure(e, source.at_end(e)) from e
             except RecursionError as e:
                 raise ReadFailure("the YAML is nested too deeply to read") from e
             except UnicodeDecodeError as e:

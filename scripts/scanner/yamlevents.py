@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 from collections.abc import Callable
 from typing import BinaryIO
@@ -26,8 +27,9 @@ from scanner.recorded import shorten
 try:
     import yaml as pyyaml
     from yaml import events as pyyaml_events
+    from yaml import parser as pyyaml_parser
 except ImportError:  # PyYAML is optional: ruamel.yaml reads cassettes then
-    pyyaml = pyyaml_events = None
+    pyyaml = pyyaml_events = pyyaml_parser = None
 
 __all__ = [
     "EventKinds",
@@ -97,12 +99,52 @@ def _kinds(module) -> EventKinds:
 
 class EventSource(NamedTuple):
     """``get()`` returns the next event, None after the last; ``errors`` are what it raises
-    on bad YAML; ``parser`` is one of PARSERS."""
+    on bad YAML; ``at_end(error)`` tells whether an error was met where the input ends;
+    ``parser`` is one of PARSERS."""
 
     get: Callable[[], object]
     kinds: EventKinds
     errors: tuple[type[Exception], ...]
+    at_end: Callable[[Exception], bool]
     parser: str
+
+
+# UTF-8 continuation bytes: what a chunk holds less them is how many characters it holds.
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+class _CountingInput:
+    """What libyaml reads, counted in characters (as its marks count), so that an error at
+    the very end of the input is known for what it is: a cut file. ruamel.yaml says so in
+    its messages ("but found '<stream end>'"); libyaml only says what it expected."""
+
+    def __init__(self, fo: BinaryIO) -> None:
+        self.fo = fo
+        self.chars = 0
+        self.started = False
+        self.ended = False
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.fo.read(size)
+        if not chunk:
+            self.ended = True
+        elif not self.started:
+            self.started = True
+            # libyaml does not count a byte order mark.
+            self.chars -= chunk.startswith(codecs.BOM_UTF8)
+        self.chars += len(chunk.translate(None, _CONTINUATION))
+        return chunk
+
+    def at_end(self, e: Exception) -> bool:
+        # Parser errors only, where ruamel.yaml says "<stream end>": a scanner error at the end
+        # (a key cut short) is worded alike by both and reported as it always was.
+        mark = getattr(e, "problem_mark", None)
+        return (
+            isinstance(e, pyyaml_parser.ParserError)
+            and self.ended
+            and mark is not None
+            and mark.index >= self.chars
+        )
 
 
 def open_events(fo: BinaryIO, parser: str | None = None) -> EventSource:
@@ -116,17 +158,29 @@ def open_events(fo: BinaryIO, parser: str | None = None) -> EventSource:
         if loader is None:
             raise RuntimeError("PyYAML with libyaml is not available")
         # libyaml's parser, reading fo in chunks; CSafeLoader's constructor is never used.
-        return EventSource(loader(fo).get_event, _kinds(pyyaml_events), (pyyaml.YAMLError,), parser)
+        counted = _CountingInput(fo)
+        return EventSource(
+            loader(counted).get_event,
+            _kinds(pyyaml_events),
+            (pyyaml.YAMLError,),
+            counted.at_end,
+            parser,
+        )
     if parser not in PARSERS:
         raise ValueError(f"unknown YAML parser {parser!r}")
     events = iter(ruamel_yaml.YAML(typ="safe", pure=parser == "ruamel-pure").parse(fo))
     return EventSource(
-        lambda: next(events, None), _kinds(ruamel_events), (ruamel_yaml.YAMLError,), parser
+        lambda: next(events, None),
+        _kinds(ruamel_events),
+        (ruamel_yaml.YAMLError,),
+        lambda e: False,  # its messages say when it met the end (yaml_failure reads them)
+        parser,
     )
 
 
-def yaml_failure(e: Exception) -> ReadFailure:
-    """A parser's error as the scan reports it (both parsers word their errors alike)."""
+def yaml_failure(e: Exception, at_end: bool = False) -> ReadFailure:
+    """A parser's error as the scan reports it (both parsers word their errors alike);
+    ``at_end``: it was met where the input ends, so the file is taken as cut."""
     problem = getattr(e, "problem", None) or str(e)
     mark = getattr(e, "problem_mark", None)
     context = getattr(e, "context", None)
@@ -137,7 +191,7 @@ def yaml_failure(e: Exception) -> ReadFailure:
     )
     if context:
         text += f" ({context})"
-    truncated = "end of stream" in problem or "stream end" in problem
+    truncated = at_end or "end of stream" in problem or "stream end" in problem
     return ReadFailure(shorten(text), truncated=truncated)
 
 
