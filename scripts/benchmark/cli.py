@@ -14,6 +14,9 @@
     mitmdump delivers the first chunk only once the whole stream is done. The fair baseline
     is therefore mitmdump with a three-line script that streams text/event-stream; both
     baselines are reported.
+(d) scripts/scan's throughput in MB/s over a flow file, a HAR file and a YAML cassette of
+    about 10 MB each (3 MB with --quick), and its peak memory. Target: cassettes at 20 MB/s
+    or more. `--only d --quick` takes about 10 seconds.
 
     scripts/bench              # ~3 minutes
     scripts/bench --quick      # ~30 seconds, rougher figures
@@ -43,6 +46,9 @@ from benchmark.report import report_cpu
 from benchmark.report import report_rps
 from benchmark.report import report_stream
 from benchmark.report import table
+from benchmark.scanning import TARGET_CASSETTE_MB_S
+from benchmark.scanning import bench_scan
+from benchmark.scanning import report_scan
 from benchmark.streaming import bench_stream
 from benchmark.throughput import bench_rps
 from benchmark.workload import cases
@@ -55,7 +61,7 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="about 30 seconds, rougher figures")
-    parser.add_argument("--only", default="a,b,c", help="comma-separated parts: a, b, c")
+    parser.add_argument("--only", default="a,b,c,d", help="comma-separated parts: a, b, c, d")
     parser.add_argument("--mitmdump", type=Path, default=None, help="the mitmdump for (b) and (c)")
     parser.add_argument("--concurrency", type=int, default=16, help="client connections in (b)")
     parser.add_argument(
@@ -124,6 +130,17 @@ def main(argv: list[str] | None = None) -> int:
                 "(aliased on the way out), the first one forced, its streamed call given back "
                 "under the app's name; 'bytes identical' compares its samples with each other.\n\n"
                 + part.text
+            )
+            targets += part.targets
+        if "d" in parts:
+            progress("(d) scripts/scan's throughput")
+            part = report_scan(bench_scan(workdir, args.quick))
+            sections.append(
+                "(d) scripts/scan in process: MB per CPU second (steadier than wall time on a "
+                "shared machine), fastest of 3 repeats (1 with --quick); reading = the reader "
+                "alone; peak RSS of `python -m scanner` on the file (not with --quick).\n    The "
+                "same agent traffic in each format. Target: cassettes at >= "
+                f"{TARGET_CASSETTE_MB_S:.0f} MB/s (the whole scan).\n\n" + part.text
             )
             targets += part.targets
     print()

@@ -159,6 +159,8 @@ class Scanner:
         self.incomplete = False
         self.done_bytes = 0
         self.yaml_noted = False
+        # None: the fastest YAML parser there is; scripts/bench sets one to compare them.
+        self.yaml_parser: str | None = None
 
     def note(self, message: str) -> None:
         self.progress.clear()
@@ -233,7 +235,7 @@ class Scanner:
             self.yaml_noted = True
             if note := slow_parser_note():
                 self.note(note)
-        return CassetteReader(fo, _last_byte(base) if fo is base else None)
+        return CassetteReader(fo, _last_byte(base) if fo is base else None, self.yaml_parser)
 
     def _read(self, item: Input, base: BinaryIO, reader) -> None:
         label = item.path
