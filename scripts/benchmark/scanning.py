@@ -229,8 +229,8 @@ def bench_scan(workdir: Path, quick: bool, size: int | None = None) -> list[Scan
             "cassette (ruamel.yaml, pure Python)",
             small.stat().st_size,
             text[: cut + 1].count("\n- request:"),
-            read_seconds(small, 1, "ruamel-pure"),
-            scan_seconds(small, 1, "ruamel-pure"),
+            read_seconds(small, 1, "ruamel"),
+            scan_seconds(small, 1, "ruamel"),
             None,
         )
     )

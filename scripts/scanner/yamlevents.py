@@ -1,10 +1,12 @@
 """YAML, one event at a time, to plain values: what scripts/scan's cassette reader stands on.
 
 The events come from libyaml through PyYAML (as vcrpy reads cassettes) when PyYAML has its C
-extension, else from ruamel.yaml (mitmproxy depends on it, so it is always there): through
-libyaml too when ruamel.yaml.clib is installed, else in pure Python, about twenty times
-slower. The parsers emit the same events and one builder turns them into values, so the
-parser never changes what a scan reports.
+extension, else from ruamel.yaml's pure-Python parser (mitmproxy depends on ruamel.yaml, so
+it is always there), about twenty-five times slower. The two emit the same events and one
+builder turns them into values, so the parser never changes what a scan reports.
+
+Never ruamel.yaml's own C parser (ruamel.yaml.clib): its libyaml is older and refuses a ':'
+inside a flow collection, as in vcrpy's `headers: {Date: [Thu, 01 Jan 2026 00:00:00 GMT]}`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from typing import NamedTuple
 
 from ruamel import yaml as ruamel_yaml
 from ruamel.yaml import events as ruamel_events
-from ruamel.yaml import parser as ruamel_parser
 
 from scanner.recorded import ReadFailure
 from scanner.recorded import shorten
@@ -42,8 +43,7 @@ __all__ = [
     "yaml_failure",
 ]
 
-# "ruamel" is ruamel.yaml as YAML(typ="safe") picks it: libyaml when ruamel.yaml.clib is there.
-PARSERS = ("pyyaml", "ruamel", "ruamel-pure")
+PARSERS = ("pyyaml", "ruamel")
 
 
 def _pyyaml_c_loader():
@@ -53,21 +53,17 @@ def _pyyaml_c_loader():
     return getattr(pyyaml, "CSafeLoader", None)
 
 
-def _ruamel_has_c() -> bool:
-    return ruamel_yaml.YAML(typ="safe").Parser is not ruamel_parser.Parser
-
-
 def best_parser() -> str:
     return "pyyaml" if _pyyaml_c_loader() is not None else "ruamel"
 
 
 def slow_parser_note() -> str | None:
     """What to tell a user once per scan when cassettes will be read slowly, else None."""
-    if _pyyaml_c_loader() is not None or _ruamel_has_c():
+    if _pyyaml_c_loader() is not None:
         return None
     missing = "PyYAML is not installed" if pyyaml is None else "PyYAML has no libyaml"
     return (
-        f"YAML cassettes are read slowly, about 1 MB/s ({missing}, so ruamel.yaml parses "
+        f"YAML cassettes are read slowly, about 1 to 2 MB/s ({missing}, so ruamel.yaml parses "
         "them in pure Python); `pip install pyyaml` (its wheels include libyaml) reads them "
         "over twenty times faster"
     )
@@ -168,7 +164,7 @@ def open_events(fo: BinaryIO, parser: str | None = None) -> EventSource:
         )
     if parser not in PARSERS:
         raise ValueError(f"unknown YAML parser {parser!r}")
-    events = iter(ruamel_yaml.YAML(typ="safe", pure=parser == "ruamel-pure").parse(fo))
+    events = iter(ruamel_yaml.YAML(typ="safe", pure=True).parse(fo))
     return EventSource(
         lambda: next(events, None),
         _kinds(ruamel_events),
