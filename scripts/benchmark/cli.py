@@ -1,4 +1,5 @@
-"""How much the toolnames addon costs, measured three ways in one run (scripts/bench runs it).
+"""How much the toolnames addon costs, measured three ways in one run, and how fast scripts/scan
+reads recorded traffic (scripts/bench runs it).
 
 (a) CPU per request, in process: Exchange.check_request, the addon's request hook (through
     mitmproxy's taddons) and a whole flow's hooks (request, then response), against json.loads
