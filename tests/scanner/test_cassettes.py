@@ -3,12 +3,16 @@
 import base64
 import gzip
 import json
+import subprocess
+import sys
 
 import pytest
 
 from scanner import samples
+from tests.testkit import SCAN_SCRIPT
 from tests.testkit import bad_flows
 from tests.testkit import run_scan
+from tests.testkit import scan_env
 from tests.testkit import scan_found
 from tests.testkit import scan_json
 
@@ -190,3 +194,54 @@ def test_a_cassette_with_a_mastra_request_and_a_streamed_answer(capsys, tmp_path
     _, rows, _ = scan_json(capsys, samples.write_cassette(tmp_path / "c.yaml", flows))
 
     assert scan_found(rows) == [(0, "choice-not-in-tools", "tool_choice.function.name")]
+
+
+def test_memory_stays_bounded_while_scanning_a_large_cassette(tmp_path):
+    # ~100 MB of interactions, each a 110 KB request (a long conversation) with a bad name and
+    # a hallucinated call: one interaction's YAML, repeated.
+    body = samples.weather_request_body()
+    body["messages"] = [
+        {"role": "user" if i % 2 else "assistant", "content": "lorem ipsum dolor " * 300}
+        for i in range(20)
+    ]
+    body["tools"].append(samples.function_tool("bad.name"))
+    flow = samples.chat_flow("big", body, samples.hallucinated_call_response())
+    text = samples.cassette_text([flow])
+    one = text[text.index("- request:") : text.rindex("version: 1\n")]
+    count = 100 * 1024 * 1024 // len(one)
+    path = tmp_path / "big.yaml"
+    with open(path, "w") as f:
+        f.write("interactions:\n")
+        for _ in range(count):
+            f.write(one)
+        f.write("version: 1\n")
+    size_mb = path.stat().st_size / 2**20
+
+    # Measured by a small Python between pytest and the scan, as for flow files in
+    # test_run.py: Linux counts what a process held before exec in its maxrss.
+    measure = (
+        "import resource, subprocess, sys\n"
+        "with open(sys.argv[1], 'wb') as err:\n"
+        "    code = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)\n"
+        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    err = tmp_path / "err.txt"
+    result = subprocess.run(
+        [sys.executable, "-c", measure, err, SCAN_SCRIPT, "--json", path],
+        capture_output=True,
+        text=True,
+        env=scan_env(),
+        timeout=600,
+        check=True,
+    )
+    code, peak_kib = map(int, result.stdout.split())
+
+    assert code == 1, err.read_text()
+    assert f"{count} recorded exchanges, {count} LLM API calls checked: {2 * count} errors" in (
+        err.read_text()
+    )
+    assert "read slowly" not in err.read_text()
+    assert size_mb > 95
+    assert peak_kib / 1024 < 150, (
+        f"peak RSS {peak_kib / 1024:.0f} MB while scanning {size_mb:.0f} MB"
+    )
