@@ -174,6 +174,14 @@ recorded_with: VCR 6.2.0
     # Older vcrpy wrote leaf collections in flow style; a ':' inside one is plain text.
     "colons in flow collections": "interactions:\n- request:\n    method: POST\n    uri: x\n"
     "    headers: {Date: [Thu, 01 Jan 2026 00:00:00 GMT], X-Url: [https://a.example/b]}\n",
+    "yaml 1.2 directive": "%YAML 1.2\n---\ninteractions:\n- request: {method: POST, uri: x}\n",
+    "yaml 1.1 directive, explicit tags": "%YAML 1.1\n---\ninteractions:\n"
+    "- !!map {request: !!map {method: !!str POST, uri: x, body: !!null ''}}\n",
+    "complex key": "interactions:\n- request: {method: POST, uri: x, ? [complex] : 1}\n",
+    # The reader resolves YAML 1.1's hex, octal and yes/on as text, with either parser.
+    "escapes and 1.1 scalars": "interactions:\n"
+    '- request: {method: POST, uri: x, body: "a\\/b\\tc\\N"}\n'
+    "- request: {method: POST, uri: x, body: 0x1F, a: 0o17, b: yes, c: on, d: 1_000}\n",
     "tab where indentation goes": "interactions:\n- request:\n\tmethod: POST\n",
 }
 
