@@ -17,7 +17,7 @@ reads recorded traffic (scripts/bench runs it).
     baselines are reported.
 (d) scripts/scan's throughput in MB/s over a flow file, a HAR file and a YAML cassette of
     about 10 MB each (3 MB with --quick), and its peak memory. Target: cassettes at 20 MB/s
-    or more. `--only d --quick` takes about 10 seconds.
+    or more. `--only d --quick` takes about 5 seconds.
 
     scripts/bench              # ~3 minutes
     scripts/bench --quick      # ~30 seconds, rougher figures
