@@ -119,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
                 "events), one keep-alive connection per path, rotating order.\n"
                 "    plain mitmdump buffers text/event-stream: its first chunk arrives with the "
                 "last.\n    streaming mitmdump = mitmdump -s a 3-line script setting "
-                "flow.response.stream = True for SSE: the fair baseline.\n\n" + part.text
+                "flow.response.stream = True for SSE: the fair baseline.\n"
+                "    fix: renaming = the addon in fix mode, every tool of the body MCP-named "
+                "(aliased on the way out), the first one forced, its streamed call given back "
+                "under the app's name; 'bytes identical' compares its samples with each other.\n\n"
+                + part.text
             )
             targets += part.targets
     print()

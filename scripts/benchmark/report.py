@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import NamedTuple
 
+from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import CpuRow
 from benchmark.streaming import StreamRow
 from benchmark.throughput import RpsRow
@@ -77,6 +78,9 @@ def report_cpu(rows: list[CpuRow]) -> Part:
                 f"{_us(row.best('check_request'))} ({row.ratio('check_request'):.2f}x)",
                 f"{_us(row.best('request hook'))} ({row.ratio('request hook'):.2f}x)",
                 f"{_us(row.best('flow hooks'))} ({row.ratio('flow hooks'):.2f}x)",
+                f"{_us(row.best(FIX_RENAMING))} ({row.renaming_ratio:.2f}x)"
+                if row.renaming_ratio
+                else "-",
             ]
         )
         limit = TARGET_CPU if row.case.tools else TARGET_CPU_NO_TOOLS
@@ -96,6 +100,7 @@ def report_cpu(rows: list[CpuRow]) -> Part:
             "check_request",
             "request hook",
             "request + response hooks",
+            "fix: every tool renamed, call restored (x its json.loads)",
         ],
         body,
     )

@@ -58,10 +58,17 @@ class RpsRow:
 
 
 def start_bench_mitmdump(
-    group: ProcessGroup, name: str, binary: Path, upstream: str, workdir: Path, scripts: list[Path]
+    group: ProcessGroup,
+    name: str,
+    binary: Path,
+    upstream: str,
+    workdir: Path,
+    scripts: list[Path],
+    options: dict[str, str] | None = None,
 ) -> Process:
     """mitmdump as (b) and (c) run it: reverse proxy to the stand-in, logging only warnings
-    and no flow lines, so that its terminal output costs it nothing."""
+    and no flow lines, so that its terminal output costs it nothing; ``options``: more
+    ``--set`` options (the addon's mode)."""
     return group.add(
         start_mitmdump(
             binary,
@@ -70,7 +77,7 @@ def start_bench_mitmdump(
             log_dir=workdir,
             name=f"mitmdump ({name})",
             scripts=scripts,
-            options={"flow_detail": "0"},
+            options={"flow_detail": "0", **(options or {})},
             verbosity="warn",
         )
     )

@@ -104,9 +104,7 @@ def flow_exchange(flow: http.HTTPFlow, index: int) -> RecordedExchange:
             ex.request_content = request.get_content(strict=True) or b""
         except ValueError as e:
             ex.request_problem = f"its content-encoding could not be decoded ({e})"
-    recorded = FlowRecord.from_metadata(flow.metadata.get("toolnames"))
-    if recorded is not None and recorded.action == "fixed":
-        ex.recorded = recorded
+    ex.recorded = FlowRecord.from_metadata(flow.metadata.get("toolnames"))
     response = flow.response
     if response is not None:
         ex.status = response.status_code

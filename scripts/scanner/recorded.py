@@ -52,8 +52,17 @@ class RecordedExchange:
     content_type: str = ""
     response_content: bytes | None = None
     flow_id: str | None = None
-    # The toolnames metadata of a flow saved in fix mode, whose request body is the fixed one.
-    recorded: FlowRecord | None = None  # the live addon's record of a flow it fixed
+    # The live addon's record of the flow, from its toolnames metadata (flow files only).
+    recorded: FlowRecord | None = None
+
+    @property
+    def record_knows_more(self) -> bool:
+        """The live addon saw what the file lacks: the client's own request (fix mode
+        rewrote it) or the answer's body (a stream, saved without it)."""
+        if self.recorded is None:
+            return False
+        answer_missing = self.status is not None and self.response_content is None
+        return self.recorded.action == "fixed" or answer_missing
 
     @property
     def endpoint(self) -> str:

@@ -271,9 +271,9 @@ class Scanner:
     def _check(self, label: str, fmt: str, ex: RecordedExchange) -> None:
         if ex.method.upper() != "POST":
             return
-        if ex.recorded is not None:
-            # Fixed in flight: the body was rewritten, so what the app sent is only in the
-            # record the live addon made of it (response findings included).
+        if ex.record_knows_more:
+            # What the app sent, or what a stream answered, is only in the record the live
+            # addon made of the flow (response findings included).
             self._report(label, fmt, ex, ex.recorded)
             return
         try:

@@ -69,7 +69,7 @@ class AnthropicMessages(StandinFormat):
             # providers.md §5: observed (home-assistant/core #147760).
             raise self.error(f"{where}: String should match pattern '{ANTHROPIC_PATTERN}'")
 
-    def validate(self, body):
+    def validate(self, body, name_max_length=None):  # its documented limit only
         tools = as_list(body.get("tools"))
         for i, tool in self._user_tools(body):
             self.check_name(tool.get("name"), f"tools.{i}.custom.name")

@@ -119,7 +119,7 @@ class BedrockConverse(StandinFormat):
             errors.append(fail + "satisfy regular expression pattern: [a-zA-Z0-9_-]+")
         return errors
 
-    def validate(self, body):
+    def validate(self, body, name_max_length=None):  # its documented limit only
         # AWS list paths are 1-based ("toolConfig.tools.1.member" is the first tool);
         # providers.md does not say, this follows AWS (Coral) validation messages.
         errors = []

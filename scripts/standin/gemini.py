@@ -90,7 +90,7 @@ class Gemini(StandinFormat):
             not isinstance(name, str) or len(name) > GEMINI_MAX or not GEMINI_NAME.fullmatch(name)
         )
 
-    def validate(self, body):
+    def validate(self, body, name_max_length=None):  # its documented limit only
         # Google reports every bad field, one "* path: text\n" line each (providers.md §6).
         lines = [
             f"* GenerateContentRequest.tools[{ti}].function_declarations[{fi}].name: {self.NAME_RULE}\n"

@@ -133,21 +133,24 @@ class ChatCompletions(OpenAIErrors):
                 out.setdefault(name, Offered(params, custom))
         return out
 
-    def validate(self, body):
+    def validate(self, body, name_max_length=None):
+        longest = name_max_length or OPENAI_MAX
         tools = as_list(body.get("tools"))
         for i, tool in enumerate(tools):
             kind, name, _ = self._tool_name(as_dict(tool))
-            self.check_name(name, f"tools[{i}].{kind}.name")
+            self.check_name(name, f"tools[{i}].{kind}.name", longest)
         for i, fn in enumerate(as_list(body.get("functions"))):  # legacy, providers.md §2
-            self.check_name(as_dict(fn).get("name"), f"functions[{i}].name")
+            self.check_name(as_dict(fn).get("name"), f"functions[{i}].name", longest)
         # providers.md §1.2/§2: names in history are validated too (mcp-use PR #94).
         for i, msg in enumerate(as_list(body.get("messages"))):
             for j, call in enumerate(as_list(as_dict(msg).get("tool_calls"))):
                 kind, name, _ = self._tool_name(as_dict(call))
-                self.check_name(name, f"messages[{i}].tool_calls[{j}].{kind}.name")
+                self.check_name(name, f"messages[{i}].tool_calls[{j}].{kind}.name", longest)
             if "function_call" in as_dict(msg):
                 self.check_name(
-                    as_dict(msg["function_call"]).get("name"), f"messages[{i}].function_call.name"
+                    as_dict(msg["function_call"]).get("name"),
+                    f"messages[{i}].function_call.name",
+                    longest,
                 )
         self._check_choice(body.get("tool_choice"), tools)
 

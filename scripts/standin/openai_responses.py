@@ -69,16 +69,17 @@ class Responses(OpenAIErrors):
                 )
         return out
 
-    def validate(self, body):
+    def validate(self, body, name_max_length=None):
+        longest = name_max_length or RESPONSES_MAX
         tools = self._all_tools(body)
         for where, tool in tools:
             kind = tool.get("type")
             if kind in ("function", "custom"):
                 # providers.md §3: server enforces ^[a-zA-Z0-9_-]+$ (codegraff #930).
-                self.check_name(tool.get("name"), f"{where}.name", RESPONSES_MAX)
+                self.check_name(tool.get("name"), f"{where}.name", longest)
             elif kind == "namespace":
                 # providers.md §3: namespace maxLength 64; nested FunctionToolParam maxLength 128.
-                self.check_name(tool.get("name"), f"{where}.name", RESPONSES_MAX)
+                self.check_name(tool.get("name"), f"{where}.name", longest)
                 for m, inner in enumerate(as_list(tool.get("tools"))):
                     self.check_name(
                         as_dict(inner).get("name"),
@@ -89,7 +90,7 @@ class Responses(OpenAIErrors):
             if as_dict(item).get("type") in ("function_call", "custom_tool_call"):
                 # Inferred by analogy with Chat Completions history checks (providers.md §1.2);
                 # no observed Responses text for a bad name in input[].
-                self.check_name(item.get("name"), f"input[{k}].name", RESPONSES_MAX)
+                self.check_name(item.get("name"), f"input[{k}].name", longest)
         self._check_choice(body.get("tool_choice"), [t for _, t in tools])
 
     def _check_choice(self, choice, tools):

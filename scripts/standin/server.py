@@ -67,11 +67,19 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default of 5 drops connection attempts when a proxy opens a dozen at once.
     request_queue_size = 128
 
-    def __init__(self, address, log: bool, keep_records: bool = True, nodelay: bool = False):
+    def __init__(
+        self,
+        address,
+        log: bool,
+        keep_records: bool = True,
+        nodelay: bool = False,
+        name_max_length: int | None = None,
+    ):
         super().__init__(address, _Handler)
         self.log = log
         self.keep_records = keep_records
         self.nodelay = nodelay
+        self.name_max_length = name_max_length
         self.lock = threading.Lock()
         self.recorded: list[dict] = []
         self.connections: set[socket.socket] = set()
@@ -211,7 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, zlib.error):
             return self._send_error(fmt.not_json())
         try:
-            fmt.validate(body)
+            fmt.validate(body, self.server.name_max_length)
         except ProviderError as err:
             return self._send_error(err)
         turn = fmt.decide(body, path, raw, self.headers.get("x-standin-call", ""))
@@ -282,8 +290,13 @@ class StandinProvider:
         log: bool = False,
         record: bool = True,
         nodelay: bool = False,
+        name_max_length: int | None = None,
     ):
         self.host, self._port, self._log, self._record = host, port, log, record
+        # A provider whose rule drifted from its documentation: the longest function name it
+        # takes (OpenAI's formats), stricter or looser than the documented 64, so tests can
+        # show toolnames telling its rule and the provider's verdict apart.
+        self.name_max_length = name_max_length
         # http.server leaves Nagle's algorithm on, and the stand-in writes a response's head and
         # body separately: the body then waits for the peer's delayed ACK (40 ms on Linux),
         # which caps a connection at about 25 requests per second. Load runs turn it off.
@@ -293,7 +306,13 @@ class StandinProvider:
 
     def start(self) -> StandinProvider:
         if self._server is None:
-            self._server = _Server((self.host, self._port), self._log, self._record, self._nodelay)
+            self._server = _Server(
+                (self.host, self._port),
+                self._log,
+                self._record,
+                self._nodelay,
+                self.name_max_length,
+            )
             self._thread = threading.Thread(
                 target=self._server.serve_forever, args=(0.1,), name="standin-provider", daemon=True
             )
@@ -367,6 +386,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="TCP_NODELAY on every connection, so load runs measure the proxy, not delayed ACKs",
     )
+    parser.add_argument(
+        "--name-max-length",
+        type=int,
+        metavar="N",
+        help="act as an OpenAI whose rule drifted: take function names up to N characters "
+        "instead of the documented 64 (Chat Completions and Responses)",
+    )
     args = parser.parse_args(argv)
 
     stop = threading.Event()
@@ -378,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         log=not args.quiet,
         record=not args.no_record,
         nodelay=args.nodelay,
+        name_max_length=args.name_max_length,
     ).start()
     print(f"standin provider listening on {provider.url}", flush=True)
     try:

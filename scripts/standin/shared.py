@@ -146,8 +146,10 @@ class StandinFormat:
     def not_json(self) -> ProviderError:
         raise NotImplementedError
 
-    def validate(self, body: dict) -> None:
-        """Raise ProviderError like the real provider would; return None if valid."""
+    def validate(self, body: dict, name_max_length: int | None = None) -> None:
+        """Raise ProviderError like the real provider would; return None if valid.
+        ``name_max_length``: a drifted provider's longest function name, where the format
+        has a documented one (OpenAI's); None for the documented limit."""
 
     def offered(self, body: dict) -> dict[str, Offered]:
         """Callable tools in order, by name."""

@@ -5,8 +5,10 @@ observe, fix and block, a real mitmdump with the addon in reverse mode in front 
 Two clients send the request Mastra builds when a tool registered under the key
 "search.web" is forced by that key (tools offers "search_web", tool_choice names
 "search.web"): a real Mastra agent (node, tests/e2e/mastra, when its node_modules are
-installed) and the openai SDK. Every step is checked; the exit status is 1 if any step
-did not behave as described. Flagged flows are saved to OUT/flagged.mitm.
+installed) and the openai SDK. Then fix mode's renaming: a Vercel AI SDK app whose tool is
+named "github.create_issue", rejected by the provider in observe mode, working in fix mode.
+Every step is checked; the exit status is 1 if any step did not behave as described.
+Flagged flows are saved to OUT/flagged.mitm.
 
 Run it through scripts/demo, which sets up .venv and Mastra first.
 """
@@ -28,6 +30,9 @@ from harness.provider import start_standin
 from walkthrough.clients import KEY
 from walkthrough.clients import WIRE_NAME
 from walkthrough.clients import mastra_available
+from walkthrough.renaming import MCP_NAME
+from walkthrough.renaming import ai_sdk_available
+from walkthrough.renaming import renaming_step
 from walkthrough.steps import LOOPBACK
 from walkthrough.steps import Proxy
 from walkthrough.steps import Report
@@ -36,13 +41,14 @@ from walkthrough.steps import saved_summary
 from walkthrough.steps import sdk_step
 from walkthrough.steps import shown
 
-__all__ = ["MODES", "main", "run_mode"]
+__all__ = ["MODES", "SECTIONS", "main", "run_mode", "run_renaming"]
 
 MODES = {
     "observe": "reports what is wrong and changes nothing",
     "fix": "rewrites the forced name to the tool Mastra meant",
     "block": "answers HTTP 400 itself, so the provider never sees the request",
 }
+SECTIONS = len(MODES) + 1  # the modes, then renaming
 
 
 def run_mode(
@@ -55,28 +61,52 @@ def run_mode(
     mastra_skip: str | None,
     report: Report,
 ) -> None:
-    print(f"\n== {index}/3 {mode}: toolnames_mode={mode} {MODES[mode]} ==")
-    proc = start_mitmdump(
-        own_mitmdump(),
-        f"reverse:{provider}",
-        confdir=out / "mitmproxy-conf",
-        log_dir=out,
-        name=f"mitmdump-{mode}",
-        scripts=[ADDON_SCRIPT],
-        options={"toolnames_mode": mode, "toolnames_save": str(save)},
-    )
-    group.add(proc)
-    proxy = Proxy(proc)
-    print(
-        f"  $ mitmdump {LOOPBACK} --mode reverse:{provider} -s addon/toolnames.py "
-        f"--set toolnames_mode={mode} --set toolnames_save={shown(save)}"
-    )
+    print(f"\n== {index}/{SECTIONS} {mode}: toolnames_mode={mode} {MODES[mode]} ==")
+    proxy = start_proxy(mode, group, provider, save, out)
     try:
         if mastra_skip is None:
             mastra_step(mode, proxy, provider, report)
         sdk_step(mode, proxy, provider, report)
     finally:
-        group.stop(proc)
+        group.stop(proxy.process)
+
+
+def run_renaming(
+    group: ProcessGroup, provider: str, save: Path, out: Path, skip: str | None, report: Report
+) -> None:
+    print(
+        f"\n== {SECTIONS}/{SECTIONS} renaming: toolnames_mode=fix gives the provider names it "
+        "accepts, and the app its own names back =="
+    )
+    if skip is not None:
+        print(f"  (skipped: {skip})")
+        return
+    for mode in ("observe", "fix"):
+        proxy = start_proxy(mode, group, provider, save, out, name=f"mitmdump-renaming-{mode}")
+        try:
+            renaming_step(mode, proxy, provider, report)
+        finally:
+            group.stop(proxy.process)
+
+
+def start_proxy(
+    mode: str, group: ProcessGroup, provider: str, save: Path, out: Path, name: str = ""
+) -> Proxy:
+    proc = start_mitmdump(
+        own_mitmdump(),
+        f"reverse:{provider}",
+        confdir=out / "mitmproxy-conf",
+        log_dir=out,
+        name=name or f"mitmdump-{mode}",
+        scripts=[ADDON_SCRIPT],
+        options={"toolnames_mode": mode, "toolnames_save": str(save)},
+    )
+    group.add(proc)
+    print(
+        f"  $ mitmdump {LOOPBACK} --mode reverse:{provider} -s addon/toolnames.py "
+        f"--set toolnames_mode={mode} --set toolnames_save={shown(save)}"
+    )
+    return Proxy(proc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,8 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if mastra_skip:
             print(f"  (no Mastra client: {mastra_skip}; the openai SDK sends the request)")
+        print(
+            f"  then      a Vercel AI SDK app whose tool is named '{MCP_NAME}', as MCP names them"
+        )
         for index, mode in enumerate(MODES, 1):
             run_mode(index, mode, group, provider, save, out, mastra_skip, report)
+        run_renaming(group, provider, save, out, mastra_skip or ai_sdk_available(), report)
         saved_summary(save, report)
     except HarnessError as e:
         # A process did not even start: that is a failure of the demo, with its output.

@@ -306,6 +306,7 @@ def test_mitmweb_shows_markers_comments_and_the_toolnames_view(mitmweb, page):
         "Findings: 2 errors, 1 warning (recorded by toolnames for this flow)"
     )
     expect(text).to_contain_text("provider-rejected   at tools[1].function.name")
+    expect(text).to_contain_text("; toolnames had predicted it (name-invalid-chars)")
     _screenshot(page, "mitmweb-toolnames.png")
 
 

@@ -48,3 +48,39 @@ def test_scan_runs_on_flows_written_by_mitmproxy_itself(tmp_path, capsys):
         ("tools[1].function.name", "name-too-long"),
         ("tools[2].function.name", "name-invalid-chars"),
     ]
+
+
+def saved_stream(request_body: dict, metadata: dict | None = None):
+    """A streamed answer as mitmproxy saves it: status and headers, no body."""
+    flow = samples.chat_flow("stream", request_body, b"", content_type="text/event-stream")
+    flow.response.raw_content = None
+    if metadata is not None:
+        flow.metadata["toolnames"] = metadata
+    return flow
+
+
+def test_a_saved_stream_is_judged_by_what_the_live_addon_recorded(capsys, tmp_path):
+    # toolnames_save keeps a flow flagged only for its streamed answer, without the stream.
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "search_web"}}]}
+    unknown_call = {
+        "code": "response-unknown-tool",
+        "severity": "error",
+        "path": "choices[0].delta.tool_calls[0].function.name",
+        "message": "the answer calls 'delete_all' (10 chars), a tool the request never offered",
+    }
+    record = {"api": "openai-chat", "rule": "openai", "mode": "observe", "action": "observed"}
+    flow = saved_stream(body, {**record, "findings": [unknown_call]})
+
+    code, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "s.mitm", [flow]))
+
+    assert [(r["code"], r["severity"]) for r in rows] == [("response-unknown-tool", "error")]
+    assert code == 1  # an error: the scan fails as the live run flagged it
+
+
+def test_a_saved_stream_without_a_record_is_said_to_be_unchecked(capsys, tmp_path):
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "search_web"}}]}
+
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "s.mitm", [saved_stream(body)]))
+
+    assert [(r["code"], r["severity"]) for r in rows] == [("response-unreadable", "warning")]
+    assert "store_streamed_bodies" in rows[0]["message"]

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from standin import StandinProvider
 from tests.standin.wire import CHAT
 from tests.standin.wire import EMPTY
 from tests.standin.wire import HI
@@ -220,3 +221,19 @@ def test_openai_sdk_raises_bad_request_with_the_observed_text(openai_client):
     assert caught.value.status_code == 400
     assert caught.value.body["param"] == "tools[0].function.name"
     assert "string does not match pattern" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "longest, length, status",
+    [(20, 31, 400), (20, 20, 200), (128, 100, 200), (128, 129, 400)],
+)
+def test_a_drifted_provider_takes_names_up_to_its_own_limit(longest, length, status):
+    with StandinProvider(name_max_length=longest) as drifted:
+        got, answer = post_json(drifted, CHAT, chat_request(tools={"n" * length: EMPTY}))
+
+    assert got == status
+    if status == 400:
+        assert answer["error"]["message"] == (
+            "Invalid 'tools[0].function.name': string too long. Expected a string with maximum "
+            f"length {longest}, but got a string with length {length} instead."
+        )
