@@ -48,6 +48,12 @@ class CpuRow:
     def ratio(self, name: str) -> float:
         return self.best(name) / self.best("json.loads")
 
+    def paired_median(self, name: str) -> float:
+        """The median of ``name``'s ratio to json.loads within each repeat (the functions take
+        turns, so a repeat's figures share the machine's mood)."""
+        pairs = zip(self.samples[name], self.samples["json.loads"], strict=True)
+        return statistics.median(t / j for t, j in pairs)
+
     @property
     def renaming_ratio(self) -> float | None:
         """Fix mode's renaming against json.loads of its own (MCP-named) body, timed together."""

@@ -14,9 +14,9 @@ from benchmark.workload import Case
 def cpu_row(tools: int, json_loads: float, hook: float) -> CpuRow:
     samples = {
         "json.loads": [json_loads, json_loads * 2],
-        "check_request": [hook],
-        "request hook": [hook],
-        "flow hooks": [hook * 2],
+        "check_request": [hook, hook],
+        "request hook": [hook, hook],
+        "flow hooks": [hook * 2, hook * 2],
     }
     return CpuRow(Case(f"{tools} tools", b"{}", tools), samples)
 
@@ -69,3 +69,12 @@ def test_the_cpu_table_shows_fix_modes_renaming_against_its_own_json_loads():
 
     assert "80.0 µs (4.00x)" in report_cpu([row]).text
     assert report_cpu([cpu_row(10, 1e-5, 1e-5)]).text.splitlines()[-1].rstrip(" |").endswith("-")
+
+
+def test_one_tool_and_a_small_body_without_tools_are_held_to_absolute_budgets():
+    within = report_cpu([cpu_row(1, 1e-6, 24e-6), cpu_row(0, 1e-7, 4.9e-6)])
+    beyond = report_cpu([cpu_row(1, 1e-3, 26e-6), cpu_row(0, 1e-3, 5.1e-6)])
+
+    assert [t.result for t in within.targets] == ["PASS", "PASS"]  # 24x and 49x json.loads
+    assert [t.result for t in beyond.targets] == ["MISS", "MISS"]  # far below json.loads
+    assert [t.goal for t in within.targets] == ["<= 25.0 µs", "<= 5.0 µs"]
