@@ -3,16 +3,14 @@
 import base64
 import gzip
 import json
-import subprocess
-import sys
 
 import pytest
 
 from scanner import samples
-from tests.testkit import SCAN_SCRIPT
 from tests.testkit import bad_flows
+from tests.testkit import big_flagged_flow
+from tests.testkit import measured_scan
 from tests.testkit import run_scan
-from tests.testkit import scan_env
 from tests.testkit import scan_found
 from tests.testkit import scan_json
 
@@ -197,16 +195,9 @@ def test_a_cassette_with_a_mastra_request_and_a_streamed_answer(capsys, tmp_path
 
 
 def test_memory_stays_bounded_while_scanning_a_large_cassette(tmp_path):
-    # ~100 MB of interactions, each a 110 KB request (a long conversation) with a bad name and
-    # a hallucinated call: one interaction's YAML, repeated.
-    body = samples.weather_request_body()
-    body["messages"] = [
-        {"role": "user" if i % 2 else "assistant", "content": "lorem ipsum dolor " * 300}
-        for i in range(20)
-    ]
-    body["tools"].append(samples.function_tool("bad.name"))
-    flow = samples.chat_flow("big", body, samples.hallucinated_call_response())
-    text = samples.cassette_text([flow])
+    # ~100 MB of interactions, each a 110 KB request with a bad name and a hallucinated call:
+    # one interaction's YAML, repeated.
+    text = samples.cassette_text([big_flagged_flow()])
     one = text[text.index("- request:") : text.rindex("version: 1\n")]
     count = 100 * 1024 * 1024 // len(one)
     path = tmp_path / "big.yaml"
@@ -217,31 +208,11 @@ def test_memory_stays_bounded_while_scanning_a_large_cassette(tmp_path):
         f.write("version: 1\n")
     size_mb = path.stat().st_size / 2**20
 
-    # Measured by a small Python between pytest and the scan, as for flow files in
-    # test_run.py: Linux counts what a process held before exec in its maxrss.
-    measure = (
-        "import resource, subprocess, sys\n"
-        "with open(sys.argv[1], 'wb') as err:\n"
-        "    code = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)\n"
-        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    )
-    err = tmp_path / "err.txt"
-    result = subprocess.run(
-        [sys.executable, "-c", measure, err, SCAN_SCRIPT, "--json", path],
-        capture_output=True,
-        text=True,
-        env=scan_env(),
-        timeout=600,
-        check=True,
-    )
-    code, peak_kib = map(int, result.stdout.split())
+    scan = measured_scan(path, tmp_path)
 
-    assert code == 1, err.read_text()
-    assert f"{count} recorded exchanges, {count} LLM API calls checked: {2 * count} errors" in (
-        err.read_text()
-    )
-    assert "read slowly" not in err.read_text()
+    assert scan.code == 1, scan.stderr
+    summary = f"{count} recorded exchanges, {count} LLM API calls checked: {2 * count} errors"
+    assert summary in scan.stderr
+    assert "read slowly" not in scan.stderr
     assert size_mb > 95
-    assert peak_kib / 1024 < 150, (
-        f"peak RSS {peak_kib / 1024:.0f} MB while scanning {size_mb:.0f} MB"
-    )
+    assert scan.peak_mb < 150, f"peak RSS {scan.peak_mb:.0f} MB while scanning {size_mb:.0f} MB"
