@@ -61,6 +61,9 @@ class Choice:
     mode: str  # none | auto | required | named | allowed
     where: JsonPath
     names: tuple[NameRef, ...] = ()
+    # The choice as the client sent it, short JSON (``"required"``, ``{"type": "any"}``):
+    # messages name what was sent, not the mode it maps to. Shown, never compared.
+    sent: str = field(default="", compare=False)
 
     @property
     def path(self) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from toolnames_core import codes
 from toolnames_core.model import Finding
+from toolnames_core.names import describe_name
 from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
-from toolnames_core.rules import describe_name
 from toolnames_core.rules import name_violations
 
 __all__ = ["RULE_CODES", "accepted_findings", "rejected_findings"]
