@@ -100,7 +100,8 @@ def flow_exchange(flow: http.HTTPFlow, index: int) -> Exchange:
         except ValueError as e:
             ex.request_problem = f"its content-encoding could not be decoded ({e})"
     recorded = FlowRecord.from_metadata(flow.metadata.get("toolnames"))
-    if recorded is not None and recorded.action == "fixed":
+    # Fixed, or left unfixed with a reason: what the live addon said is in the record only.
+    if recorded is not None and (recorded.action == "fixed" or recorded.fix_skipped):
         ex.recorded = recorded
     response = flow.response
     if response is not None:

@@ -158,8 +158,12 @@ def test_fix_mode_leaves_an_ambiguous_choice_alone_and_says_why():
     assert meta["action"] == "observed"
     assert "fixes" not in meta
     (skipped,) = meta["fix_skipped"]
-    assert skipped["reason"].startswith("known rewrites map it to several offered tools")
+    assert skipped["reason"] == "could be 'Search_Web' (mastra) or 'search_web' (openai-agents)"
     assert f.marked == ":warning:"
+    # Where the user looks, not only in the metadata: the comment, hence the log line.
+    assert f.comment.endswith(
+        "; not fixed: 'Search.Web' could be 'Search_Web' (mastra) or 'search_web' (openai-agents)"
+    )
 
 
 def test_fix_mode_keeps_a_gzip_body_gzipped():
@@ -192,6 +196,35 @@ def test_block_mode_answers_400_in_openai_error_shape_naming_the_offered_tools()
     assert f.metadata["toolnames"]["action"] == "blocked"
     assert f.marked == ":no_entry:"
     assert f.comment.startswith("toolnames blocked: choice-not-in-tools: ")
+
+
+@pytest.mark.parametrize(
+    "name,shown,label",
+    [
+        ("search\u202eweb", r"'search\u202eweb'", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("search\u200bweb", r"'search\u200bweb'", "U+200B ZERO WIDTH SPACE"),
+        ("get\nweather", r"'get\nweather'", "U+000A LINE FEED"),
+        ("e\u0301cho", r"'e\u0301cho'", "U+0301 COMBINING ACUTE ACCENT"),
+        ("se\u0430rch", r"'se\u0430rch'", "U+0430 CYRILLIC SMALL LETTER A"),
+        ("nb\u00a0sp", r"'nb\u00a0sp'", "U+00A0 NO-BREAK SPACE"),
+    ],
+)
+def test_a_name_is_shown_in_one_escaped_form_in_log_comment_and_block_message(
+    name, shown, label, caplog
+):
+    caplog.set_level(logging.WARNING)
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow({"model": "m", "messages": [], "tools": [fn(name)]})
+        tn.request(f)
+        tn.response(f)
+    described = f"{shown} ({len(name)} chars; {label})"
+    message = json.loads(f.response.content)["error"]["message"]
+    (line,) = warnings_logged(caplog)
+    for text in (message, f.comment, line):
+        assert described in text
+        assert name not in text
+    # The client's own message lists the offered names in the same form.
+    assert f"offered: {shown}" in message
 
 
 def test_block_mode_names_the_offered_tools_for_a_bad_tool_name_too():

@@ -18,6 +18,8 @@ predicted (``verdicts.py``); an accepted request is weighed too.
 
 from __future__ import annotations
 
+import dataclasses
+
 from toolnames_core import aliases
 from toolnames_core import bodies
 from toolnames_core import codes
@@ -144,14 +146,18 @@ class Exchange:
         self.fix_skipped = choices.skipped + renames.skipped
         planned = choices.fixes + renames.fixes
         if not planned:
+            self._note_skipped()
             return
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError:
             self.fix_skipped += [
-                SkippedFix(f.path, f.old, "the body is not UTF-8; left as sent") for f in planned
+                SkippedFix(f.path, f.old, "was left as sent: the body is not UTF-8")
+                for f in planned
             ]
+            self._note_skipped()
             return
+        self._note_skipped()
         self.fixes = planned
         self.new_body = fixes_.apply_fixes(text, planned).encode("utf-8")
         # The answer is judged against what the provider was sent: a fixed choice names
@@ -163,6 +169,23 @@ class Exchange:
                 ref.name = fixed.get(ref.where, ref.name)
         if renames.aliases:
             self.restorer = Restorer(renames.aliases)
+
+    def _note_skipped(self) -> None:
+        """Say on the finding a declined fix concerns why fix mode left it: the log line,
+        the comment, the content view and the scanner all show findings."""
+        view = self.view
+        findings = self.request_findings
+        for skip in self.fix_skipped:
+            if skip.path:
+                places = {skip.path}
+            else:  # a name fix mode would alias: wherever it sits
+                refs = [*view.tools, *view.history, *(r for c in view.choices for r in c.names)]
+                places = {ref.path for ref in refs if ref.name == skip.name}
+            for i, finding in enumerate(findings):
+                if finding.path in places:
+                    message = f"{finding.message}; not fixed: {skip.text}"
+                    findings[i] = dataclasses.replace(finding, message=message)
+                    break
 
     @property
     def errors(self) -> list[Finding]:
@@ -294,7 +317,8 @@ class Exchange:
 def block_message(errors: list[Finding], view: RequestView | None) -> str:
     first = errors[0]
     message = f"toolnames: {first.message}"
-    if first.code != codes.CHOICE_NOT_IN_TOOLS and view is not None:
+    # The offered names, unless the message already lists them or says there are none.
+    if first.code != codes.CHOICE_NOT_IN_TOOLS and view is not None and view.tools:
         message += f"; {request_checks.offered_text(view)}"
     if len(errors) > 1:
         rest = ", ".join(f"{f.code} at {f.path}" for f in errors[1:6])

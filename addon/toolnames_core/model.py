@@ -9,6 +9,8 @@ from dataclasses import field
 from typing import Literal
 from typing import NamedTuple
 
+from toolnames_core.names import quote_name
+
 Severity = Literal["error", "warning", "info"]
 JsonPath = tuple[str | int, ...]
 
@@ -116,6 +118,12 @@ class SkippedFix(NamedTuple):
 
     def to_dict(self) -> dict:
         return {"path": self.path, "name": self.name, "reason": self.reason}
+
+    @property
+    def text(self) -> str:
+        """``'Search.Web' could be 'Search_Web' (mastra) or 'search_web' (openai-agents)``:
+        the reason reads on from the name."""
+        return f"{quote_name(self.name)} {self.reason}"
 
 
 @dataclass(slots=True)

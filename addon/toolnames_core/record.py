@@ -18,6 +18,7 @@ from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
+from toolnames_core.names import quote_name
 
 __all__ = [
     "COMMENT_PREFIX",
@@ -196,7 +197,13 @@ class FlowRecord:
             others = lead[1:]
         if others:
             text += f" (+{len(others)} more)"
-        return storable(" ".join(text.split()))  # one line, whatever the names held
+        if self.fix_skipped and "; not fixed: " not in text:
+            first = self.fix_skipped[0]
+            text += f"; not fixed: {first.text}"
+            if len(self.fix_skipped) > 1:
+                text += f" (+{len(self.fix_skipped) - 1} more not fixed)"
+        # One line: names are escaped already; a provider's quoted words may still break lines.
+        return storable(" ".join(text.split()))
 
     @property
     def renamed(self) -> dict[str, tuple[str, int]]:
@@ -211,14 +218,14 @@ class FlowRecord:
         """What fix mode changed, shortly: choices pointed elsewhere, names aliased, names
         given back in the answer."""
         parts = [
-            f"{f.path} '{f.old}' → '{f.new}' ({f.rewrite})"
+            f"{f.path} {quote_name(f.old)} → {quote_name(f.new)} ({f.rewrite})"
             for f in self.fixes
             if f.rewrite != ALIAS_REWRITE
         ]
         renamed = self.renamed
         if renamed:
             shown = [
-                f"'{old}' → '{new}'" + (f" ({n} places)" if n > 1 else "")
+                f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
                 for old, (new, n) in list(renamed.items())[:3]
             ]
             more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""

@@ -593,6 +593,42 @@ def test_a_flow_fixed_in_flight_reports_what_the_app_sent_from_its_record(capsys
     assert code == 1
 
 
+def test_a_fix_declined_in_flight_is_shown_with_its_reason(capsys, tmp_path):
+    body = samples.weather_request_body()
+    body["tools"] = [
+        {"type": "function", "function": {"name": "Search_Web"}},
+        {"type": "function", "function": {"name": "search_web"}},
+    ]
+    body["tool_choice"] = {"type": "function", "function": {"name": "Search.Web"}}
+    flow = samples.chat_flow("ambiguous", body)
+    flow.live = True
+    with running(toolnames_mode="fix") as (tctx, tn):
+        tn.request(flow)
+    flow.live = False
+    assert flow.metadata["toolnames"]["action"] == "observed"
+    path = samples.write_flows(tmp_path / "declined.mitm", [flow])
+
+    toolnames_scan.main([str(path)])
+    out, _ = capsys.readouterr()
+
+    assert (
+        "not fixed: 'Search.Web' could be 'Search_Web' (mastra) or 'search_web' (openai-agents)"
+        in out
+    )
+
+
+def test_a_name_with_a_bidi_override_is_shown_escaped_with_its_code_point(capsys, tmp_path):
+    body = samples.weather_request_body()
+    body["tools"][0]["function"]["name"] = "search\u202eweb"
+    path = samples.write_flows(tmp_path / "bidi.mitm", [samples.chat_flow("bidi", body)])
+
+    toolnames_scan.main([str(path)])
+    out, _ = capsys.readouterr()
+
+    assert "\u202e" not in out
+    assert "'search\\u202eweb' (10 chars; U+202E RIGHT-TO-LEFT OVERRIDE)" in out
+
+
 # -- HAR and cassette variants ---------------------------------------------------------------
 
 
