@@ -114,6 +114,15 @@ class ChatCompletions(_OpenAIErrors):
 
     def validate(self, body):
         tools = _l(body.get("tools"))
+        if body.get("tools") == []:
+            # providers.md §2: OpenAI rejects an empty tools array with code empty_array; the
+            # message is modeled on its other "Invalid 'x'" texts, not observed.
+            raise self.error(
+                "Invalid 'tools': empty array. Expected an array with minimum length 1, "
+                "but got an empty array instead.",
+                "tools",
+                "empty_array",
+            )
         for i, tool in enumerate(tools):
             kind, name, _ = self._tool_name(_d(tool))
             self.check_name(name, f"tools[{i}].{kind}.name")

@@ -510,7 +510,10 @@ def chat_body(tool_name: str) -> dict:
 
 
 # Flagged under every rule (choice-without-tools): tool_choice "required" with no tools.
-SENTINEL = {**chat_body("get_weather"), "tool_choice": "required", "tools": []}
+SENTINEL = {
+    **{k: v for k, v in chat_body("get_weather").items() if k != "tools"},
+    "tool_choice": "required",
+}
 
 
 def lines_after_sentinel(proxy) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from standin_provider import StandinProvider
+from tests.testkit import exchange_for
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "standin_provider.py"
 
@@ -1168,3 +1169,66 @@ def test_a_provider_that_records_nothing_still_answers_for_load_runs():
         assert status == 200
         assert answer["choices"][0]["message"]["role"] == "assistant"
         assert quiet.requests == []
+
+
+# The stand-in and toolnames agree on what a provider rejects (issue 13): toolnames reports an
+# error exactly for the requests the stand-in answers with a 400.
+AGREEMENT_CASES = {
+    "chat: an empty tools array": (CHAT, {"model": "m", "messages": [], "tools": []}),
+    "chat: tool_choice none without tools": (
+        CHAT,
+        {"model": "m", "messages": [], "tool_choice": "none"},
+    ),
+    "chat: a named choice of a legacy function": (
+        CHAT,
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+            "functions": [{"name": "get_weather", "parameters": WEATHER}],
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        },
+    ),
+    "chat: function_call of a legacy function": (
+        CHAT,
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+            "functions": [{"name": "get_weather", "parameters": WEATHER}],
+            "function_call": {"name": "get_weather"},
+        },
+    ),
+    "anthropic: any with tools []": (
+        ANTHROPIC,
+        {**anthropic_request(), "tools": [], "tool_choice": {"type": "any"}},
+    ),
+    "anthropic: any without tools": (
+        ANTHROPIC,
+        {
+            k: v
+            for k, v in {**anthropic_request(), "tool_choice": {"type": "any"}}.items()
+            if k != "tools"
+        },
+    ),
+    "anthropic: none without tools": (
+        ANTHROPIC,
+        {
+            k: v
+            for k, v in {**anthropic_request(), "tool_choice": {"type": "none"}}.items()
+            if k != "tools"
+        },
+    ),
+    "anthropic: any with tools": (
+        ANTHROPIC,
+        {**anthropic_request(), "tool_choice": {"type": "any"}},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", AGREEMENT_CASES)
+def test_the_standin_rejects_exactly_what_toolnames_reports_as_an_error(provider, case):
+    path, body = AGREEMENT_CASES[case]
+    status, _, content = post(provider, path, body)
+    api = "openai-chat" if path == CHAT else "anthropic-messages"
+    rule = "openai" if path == CHAT else "anthropic"
+    errors = [f.code for f in exchange_for(json.dumps(body).encode(), api, rule).errors]
+    assert (status == 400) == bool(errors), (status, content, errors)
