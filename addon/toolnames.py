@@ -272,7 +272,8 @@ class ToolNames:
         if not is_stream(flows.header(response, b"content-type")):
             return  # a whole body is read once the flow completes
         exchange = self.exchanges.get(flow)
-        tap = exchange.stream_tap() if exchange is not None else None
+        encoding = flows.header(response, b"content-encoding")
+        tap = exchange.stream_tap(encoding) if exchange is not None else None
         if tap is not None:
             response.stream = tap
 

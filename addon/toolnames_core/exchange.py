@@ -30,6 +30,7 @@ from toolnames_core import request_checks
 from toolnames_core import response_checks
 from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
+from toolnames_core.encodings import stream_coding
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
 from toolnames_core.model import Finding
@@ -37,6 +38,7 @@ from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.names import quote_name
 from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
 from toolnames_core.streams import StreamTap
@@ -208,12 +210,29 @@ class Exchange:
         restored = self.restorer(content)
         return restored if restored != content else None
 
-    def stream_tap(self) -> StreamTap | None:
-        """A tap for the streamed answer: it reads the calls and restores the app's names."""
+    def stream_tap(self, content_encoding: str = "") -> StreamTap | None:
+        """A tap for the streamed answer: it reads the calls (through gzip or deflate, if
+        the stream is so encoded) and restores the app's names."""
         fmt = FORMATS[self.api]
         if fmt.stream_collector is None:
             return None
-        return StreamTap(fmt, self.restorer)
+        coding = stream_coding(content_encoding)
+        if coding is not None and self.restorer is not None:
+            # Restoring names inside a compressed stream would mean re-compressing it: the
+            # stream goes on as the provider sent it, and the record says the app got aliases.
+            self.fix_skipped += [
+                SkippedFix(
+                    "",
+                    name,
+                    f"was not given back in the answer, which came compressed with {coding}: "
+                    f"the app got calls to {quote_name(alias)}",
+                )
+                for alias, name in self.restorer.aliases.items()
+            ]
+            # The calls are judged as the app got them: an alias is a tool it never offered.
+            self.restorer = None
+            return StreamTap(fmt, None, coding)
+        return StreamTap(fmt, self.restorer, coding)
 
     @property
     def restored(self) -> int:
@@ -239,7 +258,9 @@ class Exchange:
         """Check an answer read as it streamed by; ``complete`` False if it broke off."""
         if not self._judges(status):
             return []
-        found = self.check_calls(tap.calls(), complete and tap.ended, tap.problem())
+        # An unread or broken-off stream proves nothing by the calls it lacks.
+        problem = tap.problem()
+        found = self.check_calls(tap.calls(), complete and tap.ended and not problem, problem)
         # Accepted once the first event arrived, whether or not the stream then broke off.
         return found + self._accepted(status) if tap.events else found
 
