@@ -256,7 +256,8 @@ class ToolNames:
             status, headers, body = exchange.block_response()
             flow.response = http.Response.make(status, body, headers)
         if exchange.request_findings or exchange.fixes:
-            comment = flows.mark(flow, FlowRecord.of(exchange, mode))
+            recorded = FlowRecord.of(exchange, mode, flows.client(flow.request))
+            comment = flows.mark(flow, recorded)
             if not flow.live and flow.response is None and flow.error is None:
                 # A recorded request without an answer never completes: log it now.
                 self._log(flow, comment)
@@ -317,7 +318,7 @@ class ToolNames:
             exchange.response_unread()
         recorded = None
         if exchange.findings or exchange.fixes:
-            recorded = FlowRecord.of(exchange, self.mode)
+            recorded = FlowRecord.of(exchange, self.mode, flows.client(flow.request))
             self._log(flow, flows.mark(flow, recorded))
         self._save(flow, recorded)
 

@@ -397,6 +397,21 @@ def test_metadata_records_api_rule_mode_action_and_findings_as_plain_json():
     }
 
 
+def test_the_record_names_the_client_that_sent_a_flagged_request():
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        f.request.headers["user-agent"] = (
+            "ai-sdk/openai-compatible/2.0.62 ai-sdk/provider-utils/4.0.40 runtime/node.js/v20.20.2"
+        )
+        tn.request(f)
+        tn.response(provider_error(f))
+    assert f.metadata["toolnames"]["client"] == (
+        "Vercel AI SDK ai-sdk/openai-compatible (Mastra's model router uses it) 2.0.62 "
+        "(node.js v20.20.2)"
+    )
+    assert FlowRecord.from_metadata(f.metadata["toolnames"]).client.startswith("Vercel AI SDK")
+
+
 def test_the_comment_is_one_line_that_leads_with_the_worst_finding():
     body = {"tools": [fn("a"), fn("a"), fn("bad\nname")]}
     with running() as (tctx, tn):

@@ -85,9 +85,11 @@ class FlowRecord:
     saved: bool = False
     # What the provider's error answer rejected (its verdict, tied to the request).
     rejections: list[RecordedRejection] = field(default_factory=list)
+    # The client that sent the request, as its headers tell (clients.py); None if they don't.
+    client: str | None = None
 
     @classmethod
-    def of(cls, exchange: Exchange, mode: str) -> FlowRecord:
+    def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
         action = "blocked" if exchange.blocked else "fixed" if exchange.fixes else "observed"
         return cls(
             exchange.api,
@@ -102,6 +104,7 @@ class FlowRecord:
                 RecordedRejection(r.path, r.name, r.provider_text, r.tied)
                 for r in exchange.rejections
             ],
+            client=client,
         )
 
     # -- as flow metadata ----------------------------------------------------------------
@@ -124,6 +127,8 @@ class FlowRecord:
             meta["saved"] = True
         if self.rejections:
             meta["rejected"] = [r.to_dict() for r in self.rejections]
+        if self.client:
+            meta["client"] = self.client
         return storable(meta)
 
     @classmethod
@@ -162,6 +167,7 @@ class FlowRecord:
             restored=restored,
             saved=meta.get("saved") is True,
             rejections=rejections,
+            client=meta["client"] if isinstance(meta.get("client"), str) else None,
         )
 
     # -- what it shows -------------------------------------------------------------------

@@ -240,9 +240,13 @@ def _fixes_section(recorded: FlowRecord) -> list[str]:
     return lines
 
 
-def _header(exchange: Exchange, side: str, recorded: FlowRecord | None) -> list[str]:
+def _header(
+    exchange: Exchange, side: str, recorded: FlowRecord | None, client: str | None
+) -> list[str]:
     rule = RULES[exchange.rule]
     lines = [f"toolnames: {FORMATS[exchange.api].title} {side}", f"Name rule: {rule.describe()}"]
+    if client:
+        lines.append(f"Client: {client}")
     if recorded is not None:
         outcome = recorded.outcome
         if outcome:
@@ -252,7 +256,9 @@ def _header(exchange: Exchange, side: str, recorded: FlowRecord | None) -> list[
     return lines
 
 
-def render_request(exchange: Exchange, recorded: FlowRecord | None = None) -> str:
+def render_request(
+    exchange: Exchange, recorded: FlowRecord | None = None, client: str | None = None
+) -> str:
     """The request's tools, choice and history, each name judged under the exchange's rule.
 
     ``exchange`` has read its request. ``recorded`` is the flow's toolnames record; its
@@ -260,7 +266,7 @@ def render_request(exchange: Exchange, recorded: FlowRecord | None = None) -> st
     holds what was wrong.
     """
     name_rule = RULES[exchange.rule]
-    lines = _header(exchange, "request", recorded)
+    lines = _header(exchange, "request", recorded, client)
     view = exchange.view
     if view is None:
         if exchange.readable:
@@ -277,12 +283,15 @@ def render_request(exchange: Exchange, recorded: FlowRecord | None = None) -> st
 
 
 def render_response(
-    exchange: Exchange, status: int | None, recorded: FlowRecord | None = None
+    exchange: Exchange,
+    status: int | None,
+    recorded: FlowRecord | None = None,
+    client: str | None = None,
 ) -> str:
     """The tool calls an answer makes, each checked against what the request offered.
 
     ``exchange`` has read its request and checked the answer (``check_response``)."""
-    lines = _header(exchange, "response", recorded)
+    lines = _header(exchange, "response", recorded, client)
     if recorded is not None and recorded.action == "blocked":
         lines += ["", "This answer is toolnames' own: the request was blocked."]
     lines += ["", *_calls_section(exchange)]
