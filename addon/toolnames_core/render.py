@@ -144,8 +144,9 @@ def _choices_section(view: RequestView) -> list[str]:
             verdict = "ok"
             if choice.mode != "none" and not view.tools:
                 verdict = f"{ERROR} no tools offered"
-            rows.append((choice.mode, "-", "", verdict, choice.path))
-    return ["Tool choice", *table(("mode", "name", "len", "verdict", "at"), rows)]
+            # As sent: Anthropic's {"type": "any"}, not the "required" it means.
+            rows.append((choice.sent or choice.mode, "-", "", verdict, choice.path))
+    return ["Tool choice", *table(("choice", "name", "len", "verdict", "at"), rows)]
 
 
 def _history_section(view: RequestView, rule: NameRule) -> list[str]:

@@ -490,3 +490,29 @@ def test_block_response_answers_with_the_first_error_as_code_and_param():
         "invalid_request_error",
     )
     assert error["message"].startswith("toolnames: tool_choice.function.name 'search.web'")
+
+
+def test_anthropic_choices_are_named_as_sent_not_as_the_mode_they_mean():
+    body = {"messages": [], "tools": [], "tool_choice": {"type": "any"}}
+    found = exchange_for(json.dumps(body).encode(), "anthropic-messages", "anthropic").findings
+    assert [f.message for f in found] == [
+        'tool_choice is {"type": "any"}, but the request offers no tools'
+    ]
+
+
+def test_a_forced_choice_the_model_ignored_is_named_as_sent():
+    body = {"messages": [], "tools": [{"name": "a"}], "tool_choice": {"type": "any"}}
+    exchange = exchange_for(json.dumps(body).encode(), "anthropic-messages", "anthropic")
+    (f,) = exchange.check_calls([])
+    assert f.message == (
+        'tool_choice {"type": "any"} requires a tool call, but the model called no tool'
+    )
+
+
+def test_block_message_says_once_that_no_tools_are_offered():
+    result = analyse({"tool_choice": "required"})
+    message = exchange.block_message(result.findings, result.view)
+    assert message == (
+        'toolnames: tool_choice is "required", but the request offers no tools. '
+        "The request was blocked by toolnames and never reached the provider."
+    )
