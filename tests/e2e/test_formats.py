@@ -604,4 +604,4 @@ def test_gateway_rule_accepts_a_100_char_name_that_the_openai_rule_rejects(
     lines = lines_after_sentinel(proxy)
     assert [line.split(": ")[1] for line in lines] == expected
     if expected:
-        assert "over the 64 allowed by rule openai" in lines[0]
+        assert "is over the 64 characters allowed by rule openai" in lines[0]
