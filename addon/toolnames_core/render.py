@@ -21,6 +21,7 @@ from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import count_text
 from toolnames_core.names import char_label
+from toolnames_core.names import escape_text
 from toolnames_core.names import quote_name
 from toolnames_core.names import unusual_chars
 from toolnames_core.record import FlowRecord
@@ -217,7 +218,10 @@ def _verdict_section(rejections: list[RecordedRejection], status: int | None) ->
             head = f"{r.path}  {shown_name(r.name)} ({len(r.name)} chars)"
         lines.append(f"  {ERROR} {head}")
         lines += textwrap.wrap(
-            f'"{r.text}"', MESSAGE_WIDTH, initial_indent="      ", subsequent_indent="      "
+            f'"{escape_text(r.text)}"',
+            MESSAGE_WIDTH,
+            initial_indent="      ",
+            subsequent_indent="      ",
         )
     return lines
 
