@@ -19,6 +19,7 @@ from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
+from toolnames_core.verdicts import confirmations
 
 __all__ = [
     "COMMENT_PREFIX",
@@ -201,8 +202,13 @@ class FlowRecord:
                 f"{COMMENT_PREFIX} {verb}: {head.code}: {head.message}" if head else COMMENT_PREFIX
             )
             others = lead[1:]
+        # In fix mode the provider saw other bytes: its rejection is news, never a confirmation.
+        confirmed = confirmations(self.findings) if self.outcome != "fixed" else []
+        others = [f for f in others if f not in confirmed]
         if others:
             text += f" (+{len(others)} more)"
+        if confirmed:
+            text += "; the provider rejected it too"
         if self.fix_skipped and "; not fixed: " not in text:
             first = self.fix_skipped[0]
             text += f"; not fixed: {first.text}"
@@ -268,7 +274,8 @@ def storable(value):
     comments as UTF-8, so one raw surrogate would make the flow impossible to save.
     """
     if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        # Nearly every string is ASCII, which holds no surrogate: keep it as it is.
+        return value if value.isascii() else value.encode("utf-8", "backslashreplace").decode()
     if isinstance(value, dict):
         return {k: storable(v) for k, v in value.items()}
     if isinstance(value, list):
