@@ -15,8 +15,8 @@ from tests.standin.wire import BEDROCK
 from tests.standin.wire import CHAT
 from tests.standin.wire import EMPTY
 from tests.standin.wire import GEMINI
-from tests.standin.wire import WEATHER
 from tests.standin.wire import RESPONSES
+from tests.standin.wire import WEATHER
 from tests.standin.wire import anthropic_answer
 from tests.standin.wire import anthropic_request
 from tests.standin.wire import bedrock_answer
