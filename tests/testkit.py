@@ -26,6 +26,7 @@ from typing import NamedTuple
 import pytest
 from hypothesis import strategies as st
 from mitmproxy import io as mitmproxy_io
+from mitmproxy.exceptions import FlowReadException
 
 from scanner import cli
 from scanner import samples
@@ -246,7 +247,13 @@ def wait_for_flows(path: Path, count: int, timeout: float = 10.0) -> list:
     """The flows saved so far, once there are `count` (a flow is saved when it completes)."""
     deadline = time.monotonic() + timeout
     while True:
-        flows = read_flows(path) if path.exists() else []
+        try:
+            flows = read_flows(path) if path.exists() else []
+        except FlowReadException:
+            # Read while mitmdump was writing a flow: its record is not whole yet.
+            if time.monotonic() > deadline:
+                raise
+            flows = []
         if len(flows) >= count or time.monotonic() > deadline:
             return flows
         time.sleep(0.05)
