@@ -16,6 +16,8 @@ from collections.abc import Callable
 from collections.abc import Iterator
 
 from toolnames_core import codes
+from toolnames_core.encodings import READABLE
+from toolnames_core.encodings import StreamDecoder
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 
@@ -300,7 +302,15 @@ class StreamTap:
     read, not when the b"" comes.
     """
 
-    def __init__(self, fmt, rewrite: Callable[[bytes], bytes] | None = None) -> None:
+    def __init__(
+        self, fmt, rewrite: Callable[[bytes], bytes] | None = None, coding: str | None = None
+    ) -> None:
+        # ``coding``: the stream's content-encoding (``encodings.stream_coding``). gzip and
+        # deflate are read through a decoder; another is not read at all, and said so.
+        self.coding = coding
+        self.content = StreamDecoder(coding) if coding in READABLE else None
+        if coding is not None and rewrite is not None:
+            raise ValueError("names are restored in streams that are not content-encoded only")
         self.decoder = EventDecoder(fmt.stream_framing)
         self.collector = fmt.stream_collector()
         self.rewriter = rewriter_for(fmt.stream_framing, rewrite) if rewrite else None
@@ -311,7 +321,10 @@ class StreamTap:
         self.events = 0
 
     def __call__(self, chunk: bytes) -> bytes:
-        if chunk:
+        if chunk and self.content is not None:
+            for piece in self.content.feed(chunk):
+                self._read(lambda piece=piece: self.decoder.feed(piece))
+        elif chunk and self.coding is None:
             self._read(lambda: self.decoder.feed(chunk))
         self.ended = not chunk
         if self.rewriter is None:
@@ -346,8 +359,24 @@ class StreamTap:
         self._close()
         return self.collector.calls()
 
+    @property
+    def unreadable(self) -> str | None:
+        """Why the stream could not be read at all, or from some point on; None if it was."""
+        if self.coding is not None and self.content is None:
+            return f"the stream is compressed with {self.coding}; toolnames cannot read it"
+        if self.content is not None and self.content.failure:
+            return f"toolnames stopped reading the stream: {self.content.failure}"
+        return None
+
     def problem(self) -> Finding | None:
         self._close()
+        if self.unreadable:
+            return Finding(
+                codes.RESPONSE_UNREADABLE,
+                "warning",
+                "",
+                f"{self.unreadable}; the client got it unchanged, and its calls are not judged",
+            )
         if self.failure:
             return Finding(
                 codes.RESPONSE_UNREADABLE,

@@ -16,7 +16,8 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from tests.conftest import ADDON_SCRIPT
+from harness.inprocess import running
+from harness.mitmdump import ADDON_SCRIPT
 from tests.testkit import REQUEST_FIXTURES
 from tests.testkit import RESPONSE_FIXTURES
 from tests.testkit import SDK_DIR
@@ -26,7 +27,6 @@ from tests.testkit import load_sdk
 from tests.testkit import response_api
 from tests.testkit import response_body
 from tests.testkit import row_of
-from tests.testkit import running
 from toolnames_core import bodies
 from toolnames_core.endpoints import detect_api
 from toolnames_core.formats import FORMATS
@@ -150,6 +150,23 @@ def test_the_view_applies_the_rule_the_addon_recorded(view):
     shown = contentviews.prettify_message(f.request, f)
     assert "Name rule: portable" in shown.text
     assert "✗ bad chars '-'" in row_of(shown.text, "a-b")
+
+
+@needs_mitmproxy12
+def test_the_view_names_the_client_that_sent_the_request(view):
+    tctx, tn = view
+    f = chat_flow(chat_body(tools=("a.b",)))
+    f.request.headers["user-agent"] = "OpenAI/Python 3.57.0"
+    f.request.headers["x-stainless-runtime"] = "CPython"
+    f.request.headers["x-stainless-runtime-version"] = "3.13.0"
+    shown = contentviews.prettify_message(f.request, f).text
+    assert "Client: openai Python SDK 3.57.0 (CPython 3.13.0)" in shown
+    # Recorded live, it is shown as recorded, even once the saved copy lost its headers.
+    tn.request(f)
+    assert f.metadata["toolnames"]["client"] == "openai Python SDK 3.57.0 (CPython 3.13.0)"
+    del f.request.headers["user-agent"]
+    shown = contentviews.prettify_message(f.response, f, view_name="toolnames").text
+    assert "Client: openai Python SDK 3.57.0 (CPython 3.13.0)" in shown
 
 
 @needs_mitmproxy12

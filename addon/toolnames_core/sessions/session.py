@@ -36,8 +36,8 @@ from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.names import describe_name
 from toolnames_core.rules import RULES
-from toolnames_core.rules import describe_name
 from toolnames_core.sessions import gemini_live
 from toolnames_core.sessions import realtime
 from toolnames_core.sessions.base import Block

@@ -1,0 +1,219 @@
+"""The benchmark's tables and its verdict on each target."""
+
+from __future__ import annotations
+
+import statistics
+from typing import NamedTuple
+
+from benchmark.cpu import FIX_RENAMING
+from benchmark.cpu import CpuRow
+from benchmark.streaming import StreamRow
+from benchmark.throughput import RpsRow
+
+__all__ = [
+    "TARGET_CPU",
+    "TARGET_CPU_NO_TOOLS",
+    "TARGET_ONE_TOOL",
+    "TARGET_SMALL_NO_TOOLS",
+    "TARGET_RPS",
+    "TARGET_TTFC",
+    "Part",
+    "Target",
+    "report_cpu",
+    "report_rps",
+    "report_stream",
+    "table",
+    "verdict",
+]
+
+# The least an addon that reads the tools can cost is one json.loads of the body: (a) is judged
+# against it from 10 tools up, and in absolute time where fixed costs dominate (one tool, a
+# small body without tools); (b) against mitmdump running a json.loads-only script.
+TARGET_CPU = 1.5
+TARGET_ONE_TOOL = 25e-6  # seconds per request hook
+TARGET_SMALL_NO_TOOLS = 5e-6
+TARGET_CPU_NO_TOOLS = 0.5  # a large body without tools: scanned, never parsed
+TARGET_RPS = 0.97
+TARGET_TTFC = 1.05
+
+
+class Target(NamedTuple):
+    target: str
+    goal: str
+    measured: str
+    result: str  # PASS or MISS
+
+
+class Part(NamedTuple):
+    """One part's table, and its targets."""
+
+    text: str
+    targets: list[Target]
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} µs" if seconds >= 1e-4 else f"{seconds * 1e6:.1f} µs"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _cpu_target(row: CpuRow) -> Target:
+    hook = row.best("request hook")
+    measured = (
+        f"{row.ratio('request hook'):.2f}x ({_us(hook)}; "
+        f"paired median {row.paired_median('request hook'):.2f}x)"
+    )
+    name = f"(a) {row.case.label}: request hook"
+    if row.case.tools == 1:
+        return Target(
+            name, f"<= {_us(TARGET_ONE_TOOL)}", measured, verdict(hook <= TARGET_ONE_TOOL)
+        )
+    if not row.case.tools and len(row.case.raw) < 100_000:
+        goal = f"<= {_us(TARGET_SMALL_NO_TOOLS)}"
+        return Target(name, goal, measured, verdict(hook <= TARGET_SMALL_NO_TOOLS))
+    limit = TARGET_CPU if row.case.tools else TARGET_CPU_NO_TOOLS
+    return Target(
+        name, f"<= {limit}x json.loads", measured, verdict(row.ratio("request hook") <= limit)
+    )
+
+
+def report_cpu(rows: list[CpuRow]) -> Part:
+    body = []
+    targets: list[Target] = []
+    for row in rows:
+        body.append(
+            [
+                row.case.label,
+                row.case.size,
+                _us(row.best("json.loads")),
+                f"{_us(row.best('check_request'))} ({row.ratio('check_request'):.2f}x)",
+                f"{_us(row.best('request hook'))} ({row.ratio('request hook'):.2f}x)",
+                f"{_us(row.best('flow hooks'))} ({row.ratio('flow hooks'):.2f}x)",
+                f"{_us(row.best(FIX_RENAMING))} ({row.renaming_ratio:.2f}x)"
+                if row.renaming_ratio
+                else "-",
+            ]
+        )
+        targets.append(_cpu_target(row))
+    text = table(
+        [
+            "body",
+            "size",
+            "json.loads",
+            "check_request",
+            "request hook",
+            "request + response hooks",
+            "fix: every tool renamed, call restored (x its json.loads)",
+        ],
+        body,
+    )
+    return Part(text, targets)
+
+
+def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
+    body = []
+    targets: list[Target] = []
+    for row in rows:
+        body.append(
+            [
+                row.case.label,
+                row.case.size,
+                f"{row.best('plain'):.1f}",
+                f"{row.best('json.loads only'):.1f}",
+                f"{row.best('toolnames'):.1f}",
+                f"{row.ratio:.3f} (paired median {row.paired_median:.3f})",
+                f"{row.ratio_to_plain:.3f}",
+                f"{row.cpu_ms('plain'):.2f} / {row.cpu_ms('json.loads only'):.2f} / "
+                f"{row.cpu_ms('toolnames'):.2f}",
+                f"{row.cpu_ratio:.3f}",
+                "; ".join(row.problems) or "none",
+            ]
+        )
+        targets.append(
+            Target(
+                f"(b) {row.case.label}",
+                f">= {TARGET_RPS} of json.loads-only mitmdump",
+                f"{row.ratio:.3f} (paired median {row.paired_median:.3f}; "
+                f"{row.ratio_to_plain:.3f} of plain)",
+                verdict(row.ratio >= TARGET_RPS and not row.problems),
+            )
+        )
+    text = table(
+        [
+            "body",
+            "size",
+            "plain req/s",
+            "json.loads only req/s",
+            "toolnames req/s",
+            "toolnames / json.loads only",
+            "toolnames / plain",
+            "mitmdump CPU ms/request (plain / json / toolnames)",
+            "CPU ratio",
+            "errors",
+        ],
+        body,
+    )
+    return Part(text, targets)
+
+
+def report_stream(rows: list[StreamRow], delay_ms: int) -> Part:
+    by_name = {r.name: r for r in rows}
+    base = by_name["streaming mitmdump"].median_ttfc
+    body = [
+        [
+            r.name,
+            _ms(r.median_ttfc),
+            _ms(min(r.ttfc)),
+            _ms(statistics.median(r.total)),
+            f"{r.median_ttfc / base:.3f}",
+            f"{(r.median_ttfc - base) * 1e3:+.2f} ms",
+            "yes" if r.identical else "NO",
+        ]
+        for r in rows
+    ]
+    addon = by_name["mitmdump + toolnames"]
+    ratio = addon.median_ttfc / base
+    plain_ratio = addon.median_ttfc / by_name["plain mitmdump"].median_ttfc
+    targets = [
+        Target(
+            "(c) first chunk vs streaming mitmdump",
+            f"<= {TARGET_TTFC}",
+            f"{ratio:.3f}",
+            verdict(ratio <= TARGET_TTFC and all(r.identical for r in rows)),
+        ),
+        Target(
+            "(c) first chunk vs plain mitmdump",
+            f"<= {TARGET_TTFC}",
+            f"{plain_ratio:.3f}",
+            verdict(plain_ratio <= TARGET_TTFC),
+        ),
+    ]
+    text = table(
+        [
+            "path",
+            "first chunk (median)",
+            "first chunk (best)",
+            "whole stream (median)",
+            "first chunk / streaming mitmdump",
+            "difference",
+            "bytes identical",
+        ],
+        body,
+    )
+    return Part(text, targets)
