@@ -6,6 +6,7 @@ formats             the formats in one explicit list, and which of them serves a
 shared              what the formats share: the error, the fake model's Turn, helpers
 openai_chat, openai_responses, anthropic_messages, gemini, bedrock_converse
                     one module per wire format, named like the addon's adapters
+live                the WebSocket side: LiveStandin, OpenAI Realtime and Gemini Live
 
 It does not import the addon: it is an oracle written from the providers' documented
 behaviour (docs/providers.md), not from the code it tests.
