@@ -97,6 +97,15 @@ class FlowFileReader:
 def flow_exchange(flow: http.HTTPFlow, index: int) -> RecordedExchange:
     request = flow.request
     ex = RecordedExchange(index, request.method, request.pretty_host, request.path, flow_id=flow.id)
+    if flow.websocket is not None:
+        # A live API's session (OpenAI Realtime, Gemini Live): its messages are the exchange.
+        ex.messages = [
+            (i, m.from_client, m.content)
+            for i, m in enumerate(flow.websocket.messages)
+            if not m.injected
+        ]
+        ex.recorded = FlowRecord.from_metadata(flow.metadata.get("toolnames"))
+        return ex
     if request.method.upper() != "POST":
         return ex  # every LLM API call toolnames knows is a POST: leave the rest undecoded
     if request.raw_content is not None:

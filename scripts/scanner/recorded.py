@@ -54,6 +54,9 @@ class RecordedExchange:
     flow_id: str | None = None
     # The live addon's record of the flow, from its toolnames metadata (flow files only).
     recorded: FlowRecord | None = None
+    # A WebSocket session's messages, as (index in the flow, from_client, content), without
+    # the ones an addon injected; None for an HTTP exchange (flow files only).
+    messages: list[tuple[int, bool, bytes]] | None = None
 
     @property
     def record_knows_more(self) -> bool:

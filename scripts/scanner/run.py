@@ -11,6 +11,7 @@ import sys
 import zlib
 from collections import Counter
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import BinaryIO
 
 from scanner.cassettes import CassetteReader
@@ -30,6 +31,8 @@ from toolnames_core import Exchange
 from toolnames_core import FlowRecord
 from toolnames_core import inspect_exchange
 from toolnames_core.model import SEVERITY_RANK
+from toolnames_core.sessions import Session
+from toolnames_core.sessions import inspect_session
 
 __all__ = [
     "CASSETTE_EXTENSIONS",
@@ -278,6 +281,9 @@ class Scanner:
         self.note(f"{label}: {message}")
 
     def _check(self, label: str, fmt: str, ex: RecordedExchange) -> None:
+        if ex.messages is not None:
+            self._check_session(label, fmt, ex)
+            return
         if ex.method.upper() != "POST":
             return
         if ex.record_knows_more:
@@ -306,11 +312,38 @@ class Scanner:
         if report is not None:
             self._report(label, fmt, ex, report)
 
+    def _check_session(self, label: str, fmt: str, ex: RecordedExchange) -> None:
+        """A WebSocket session, replayed message by message as the live addon read it."""
+        if ex.recorded is not None and ex.recorded.action == "fixed":
+            # Its messages hold the names as sent and as given back: the record holds the app's.
+            self._report(label, fmt, ex, ex.recorded)
+            return
+        try:
+            session = inspect_session(ex.host, ex.path, ex.messages, self.overrides)
+        except Exception as e:  # noqa: BLE001 - a bug in a check must not end the scan
+            self.incomplete = True
+            self.note(
+                f"{label}: flow {ex.index}: toolnames failed on this session: {type(e).__name__}: {e}"
+            )
+            return
+        if session is not None:
+            self._report(label, fmt, ex, session)
+
     def _report(
-        self, label: str, fmt: str, ex: RecordedExchange, report: Exchange | FlowRecord
+        self,
+        label: str,
+        fmt: str,
+        ex: RecordedExchange,
+        report: Exchange | FlowRecord | Session,
     ) -> None:
         self.checked += 1
         for finding in report.findings:
+            if finding.message_index is not None:
+                # Which message of the session: the path is inside it.
+                where = f"messages[{finding.message_index}]"
+                finding = replace(
+                    finding, path=f"{where}.{finding.path}" if finding.path else where
+                )
             self.severities[finding.severity] += 1
             self.output.row(Row(label, fmt, ex, report.api, report.rule, finding))
 

@@ -110,3 +110,97 @@ def test_a_fix_declined_in_flight_is_shown_with_its_reason(capsys, tmp_path):
         "not fixed: 'Search.Web' could be 'Search_Web' (mastra) or 'search_web' (openai-agents)"
         in out
     )
+
+
+def ws_session_flow(path: str, events: list[tuple[bool, dict]], host: str = "api.openai.com"):
+    from mitmproxy import websocket
+    from wsproto.frame_protocol import Opcode
+
+    flow = tflow.twebsocketflow()
+    flow.request.host = flow.request.headers["host"] = host
+    flow.request.path = path
+    flow.websocket.messages = [
+        websocket.WebSocketMessage(Opcode.TEXT, from_client, json.dumps(e).encode())
+        for from_client, e in events
+    ]
+    return flow
+
+
+def test_websocket_sessions_in_a_flow_file_are_checked_message_by_message(capsys, tmp_path):
+    realtime = ws_session_flow(
+        "/v1/realtime?model=gpt-realtime",
+        [
+            (
+                True,
+                {
+                    "type": "session.update",
+                    "session": {"tools": [{"type": "function", "name": "a.b"}]},
+                },
+            ),
+            (
+                False,
+                {
+                    "type": "response.output_item.added",
+                    "item": {"type": "function_call", "name": "zz", "call_id": "c"},
+                },
+            ),
+        ],
+    )
+    # A message an addon injected is not the provider's: never read.
+    injected = ws_session_flow(
+        "/v1/realtime",
+        [
+            (
+                False,
+                {
+                    "type": "response.output_item.added",
+                    "item": {"type": "function_call", "name": "injected", "call_id": "i"},
+                },
+            )
+        ],
+    )
+    injected.websocket.messages[0].injected = True
+    realtime.websocket.messages += injected.websocket.messages
+    live = ws_session_flow(
+        "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=k",
+        [
+            (True, {"setup": {"tools": [{"functionDeclarations": [{"name": "get_time"}]}]}}),
+            (False, {"toolCall": {"functionCalls": [{"id": "1", "name": "ghost"}]}}),
+        ],
+        host="generativelanguage.googleapis.com",
+    )
+    other = ws_session_flow("/socket", [(True, {"type": "session.update"})])
+    code, rows, err = scan_json(
+        capsys, samples.write_flows(tmp_path / "ws.mitm", [realtime, live, other])
+    )
+    assert code == 1
+    assert [(r["flow"], r["api"], r["code"], r["path"]) for r in rows] == [
+        (0, "openai-realtime", "name-invalid-chars", "messages[0].session.tools[0].name"),
+        (0, "openai-realtime", "response-unknown-tool", "messages[1].item.name"),
+        (1, "gemini-live", "response-unknown-tool", "messages[1].toolCall.functionCalls[0].name"),
+    ]
+    assert "3 recorded exchanges, 2 LLM API calls checked" in err
+
+
+def test_a_fixed_session_is_judged_by_its_record(capsys, tmp_path):
+    with running(toolnames_mode="fix") as (tctx, tn):
+        flow = ws_session_flow("/v1/realtime", [])
+        tn.websocket_start(flow)
+        from mitmproxy import websocket
+        from wsproto.frame_protocol import Opcode
+
+        update = {
+            "type": "session.update",
+            "session": {"tools": [{"type": "function", "name": "a.b"}]},
+        }
+        flow.websocket.messages.append(
+            websocket.WebSocketMessage(Opcode.TEXT, True, json.dumps(update).encode())
+        )
+        tn.websocket_message(flow)
+        tn.websocket_end(flow)
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "fixed.mitm", [flow]))
+    # The message holds the alias now; the record, the app's own name.
+    assert [(r["code"], r["path"]) for r in rows] == [
+        ("name-invalid-chars", "messages[0].session.tools[0].name")
+    ]
+    assert "'a.b'" in rows[0]["message"]
