@@ -6,11 +6,14 @@ import json
 
 import pytest
 
-from standin.live import LiveStandin
+# websockets comes with the SDKs' environment (requirements/test.txt), not mitmproxy 11's.
+pytestmark = pytest.mark.needs_sdk
 
 
 @pytest.fixture
 def standin():
+    from standin.live import LiveStandin
+
     live = LiveStandin()
     live.start()
     yield live
