@@ -35,6 +35,8 @@ from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.readers import DEFAULT
+from toolnames_core.readers import Reader
 from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
 from toolnames_core.streams import StreamTap
@@ -63,9 +65,10 @@ class Exchange:
         "response_calls",
         "response_findings",
         "rejections",
+        "reader",
     )
 
-    def __init__(self, api: str, rule: str, host: str = "") -> None:
+    def __init__(self, api: str, rule: str, host: str = "", reader: Reader = DEFAULT) -> None:
         if api not in FORMATS:
             raise ValueError(f"unknown API {api!r}; known APIs: {', '.join(FORMATS)}")
         if rule not in RULES:
@@ -94,6 +97,8 @@ class Exchange:
         self.response_findings: list[Finding] = []
         # What the provider's error answer rejected, tied to the request where it could be.
         self.rejections: list[Rejection] = []
+        # How its bodies are decoded (readers.py): every reader gives the same answer.
+        self.reader = reader
 
     # -- the request -------------------------------------------------------------------
 
@@ -122,7 +127,7 @@ class Exchange:
             self.request_unreadable(problem)
             return
         self.request_checked = True
-        view, problem = bodies.read_request(content, self.api, scanned=scanned)
+        view, problem = bodies.read_request(content, self.api, scanned=scanned, reader=self.reader)
         if problem:
             self.readable = False
             self.request_findings = [problem]
@@ -190,7 +195,7 @@ class Exchange:
         fmt = FORMATS[self.api]
         if fmt.stream_collector is None:
             return None
-        return StreamTap(fmt, self.restorer)
+        return StreamTap(fmt, self.restorer, self.reader)
 
     @property
     def restored(self) -> int:
@@ -206,7 +211,7 @@ class Exchange:
             return self._rejected(status, content)
         if not self._judges(status):
             return []
-        calls, problem = bodies.read_response_calls(self.api, content_type, content)
+        calls, problem = bodies.read_response_calls(self.api, content_type, content, self.reader)
         found = self.check_calls(calls, complete, problem)
         # A streamed answer counts as accepted once it has begun: a body with any bytes
         # (isspace stops at the first other byte; strip would copy a large body).
@@ -313,6 +318,7 @@ def inspect_exchange(
     response_content: bytes | None = None,
     overrides: tuple = (),
     request_problem: str | None = None,
+    reader: Reader = DEFAULT,
 ) -> Exchange | None:
     """Everything the live addon checks, for one recorded request and its response.
 
@@ -323,7 +329,7 @@ def inspect_exchange(
     api = endpoints.detect_api(method, path)
     if api is None:
         return None
-    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides), host)
+    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides), host, reader)
     if request_content is None and request_problem is None:
         request_problem = "the recording holds no request body"
     exchange.check_request(request_content or b"", problem=request_problem)
