@@ -33,9 +33,11 @@ from mitmproxy import hooks
 from mitmproxy import http
 from mitmproxy.utils import human
 
+from toolnames_core import READERS
 from toolnames_core import RULES
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
+from toolnames_core import Reader
 from toolnames_core import RuleOverride
 from toolnames_core import StreamTap
 from toolnames_core import choose_rule
@@ -43,6 +45,7 @@ from toolnames_core import detect_api
 from toolnames_core import is_stream
 from toolnames_core import nothing_to_check
 from toolnames_core import parse_rule_override
+from toolnames_core import reader_named
 from toolnames_mitm import flows
 from toolnames_mitm import report
 from toolnames_mitm import save
@@ -53,8 +56,20 @@ from toolnames_mitm.deferral import Pending
 logger = logging.getLogger(__name__)
 
 MODES = ("observe", "fix", "block")
+READER_CHOICES = ("auto", "json", "msgspec")
 # toolnames.report without a path only logs.
 NO_PATH = mitmproxy.types.Path("")
+
+
+def reader_line(reader: Reader) -> str:
+    """The start-up line that says how bodies are read."""
+    line = f"toolnames: reading bodies with {reader.description}"
+    if len(READERS) == 1:
+        line += (
+            "; for a faster reader add msgspec to mitmproxy's environment (pipx inject mitmproxy "
+            "msgspec, or uv tool install mitmproxy --with msgspec)"
+        )
+    return line
 
 
 class ToolNames:
@@ -63,6 +78,7 @@ class ToolNames:
         self.filter: flowfilter.TFilter | None = None
         self.max_body: int = 0
         self.mode: str = "observe"
+        self.reader: Reader = READERS[0]
         self.writer: save.FlaggedFlowWriter | None = None
         # Each LLM API flow's exchange, for as long as the flow lives.
         self.exchanges: weakref.WeakKeyDictionary[http.HTTPFlow, Exchange] = (
@@ -124,6 +140,16 @@ class ToolNames:
             "Leave request bodies larger than this unread and forward them unchanged (the flow is "
             "annotated as unread). Accepts sizes like 512k or 32m; 0 reads every body.",
         )
+        loader.add_option(
+            "toolnames_reader",
+            str,
+            "auto",
+            "How request and response bodies are decoded. auto: msgspec when it can be imported "
+            "(it decodes only the fields toolnames reads, several times faster than json on large "
+            "bodies), else json. json: the standard library. msgspec: insist on it. Every reader "
+            "gives the same findings; the one in use is logged at start-up.",
+            choices=list(READER_CHOICES),
+        )
 
     def configure(self, updated):
         # mitmproxy shows an option's choices but does not enforce them.
@@ -134,6 +160,13 @@ class ToolNames:
                 )
             # Kept here: every option read through ctx.options is a deep copy.
             self.mode = ctx.options.toolnames_mode
+        if "toolnames_reader" in updated:
+            try:
+                self.reader = reader_named(ctx.options.toolnames_reader)
+            except ValueError as e:
+                raise exceptions.OptionsError(f"Cannot use toolnames_reader: {e}") from e
+            # Said once at start-up (and again if the option changes): which reader runs.
+            logger.info(reader_line(self.reader))
         if "toolnames_rule" in updated:
             try:
                 self.overrides = tuple(parse_rule_override(s) for s in ctx.options.toolnames_rule)
@@ -207,7 +240,7 @@ class ToolNames:
         """The flow's exchange, its request checked now or, in observe mode, deferred."""
         host = flows.host(flow.request)
         exchange = self.exchanges[flow] = Exchange(
-            api, choose_rule(api, host, self.overrides, flow.request.port), host
+            api, choose_rule(api, host, self.overrides, flow.request.port), host, self.reader
         )
         content, problem = flows.request_content(flow.request, self.max_body)
         if not problem and nothing_to_check(content):
