@@ -8,11 +8,14 @@ with credentials removed.
 
 Usage:
 
-    mitmdump -s addon/toolnames.py
-    mitmdump -s addon/toolnames.py --set toolnames_mode=fix
-    mitmdump -s addon/toolnames.py --set toolnames_mode=block --set toolnames_save=flagged.mitm
-    mitmdump -s addon/toolnames.py --set toolnames_rule='openrouter.ai=anthropic'
+    mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py
+    mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py --set toolnames_mode=fix
+    mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py --set toolnames_mode=block --set toolnames_save=flagged.mitm
+    mitmdump --listen-host 127.0.0.1 -s addon/toolnames.py --set toolnames_rule='openrouter.ai=anthropic'
     mitmdump -nr flagged.mitm -s addon/toolnames.py
+
+Bind to loopback, as above: mitmproxy listens on every interface by default, and this
+proxy carries API keys.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Sequence
-from typing import Optional
 
 import mitmproxy.types
 from mitmproxy import command
@@ -31,10 +33,8 @@ from mitmproxy import flow
 from mitmproxy import flowfilter
 from mitmproxy import hooks
 from mitmproxy import http
-from mitmproxy.utils import human
 
 from toolnames_core import READERS
-from toolnames_core import RULES
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
 from toolnames_core import Reader
@@ -44,9 +44,8 @@ from toolnames_core import choose_rule
 from toolnames_core import detect_api
 from toolnames_core import is_stream
 from toolnames_core import nothing_to_check
-from toolnames_core import parse_rule_override
-from toolnames_core import reader_named
 from toolnames_mitm import flows
+from toolnames_mitm import options
 from toolnames_mitm import report
 from toolnames_mitm import save
 from toolnames_mitm import view
@@ -55,10 +54,14 @@ from toolnames_mitm.deferral import Pending
 
 logger = logging.getLogger(__name__)
 
-MODES = ("observe", "fix", "block")
-READER_CHOICES = ("auto", "json", "msgspec")
 # toolnames.report without a path only logs.
 NO_PATH = mitmproxy.types.Path("")
+# Why a live answer's calls went unchecked: mitmproxy streamed it through (stream_large_bodies,
+# or another addon's stream) without toolnames' tap, and keeps no streamed body by default.
+STREAMED_UNREAD = (
+    "the answer was streamed through without toolnames reading it "
+    "(stream_large_bodies or another addon)"
+)
 
 
 def reader_line(reader: Reader) -> str:
@@ -89,111 +92,62 @@ class ToolNames:
             weakref.WeakKeyDictionary()
         )
         self.deferral = Deferral(self._check_pending, self._redraw)
+        # Bad option values found while loading, and whether one keeps the addon off.
+        self.unparsable: list[str] = []
+        self.loading = False
+        self.off = False
 
     def load(self, loader):
         view.register()
-        loader.add_option(
-            "toolnames_mode",
-            str,
-            "observe",
-            "What to do with a request whose tool names are wrong. observe: annotate and log, never change "
-            "a byte. fix: also rewrite a named tool choice that matches exactly one offered tool under a "
-            "known client rewrite (Mastra, OpenAI Agents SDK), and send every tool name the provider's "
-            "rule rejects under an alias it accepts, giving the app its own names back in the answer. block: answer a request with an error finding "
-            "with HTTP 400 in the provider's own error shape, so it never reaches the provider.",
-            choices=list(MODES),
-        )
-        loader.add_option(
-            "toolnames_save",
-            Optional[str],
-            None,
-            "Append every flagged flow, once complete, to this file in mitmproxy's flow format "
-            "(read it with mitmproxy -r or mitmdump -nr). The file is created readable by its owner only.",
-        )
-        loader.add_option(
-            "toolnames_redact",
-            bool,
-            True,
-            "Remove credentials (authorization, api-key, x-api-key, x-goog-api-key, cookies, key= and "
-            "similar query parameters) from flows saved by toolnames_save. The live flow is never touched.",
-        )
-        loader.add_option(
-            "toolnames_rule",
-            Sequence[str],
-            [],
-            "Check names of requests to some hosts against another provider's rule, as HOST_PATTERN=RULE "
-            "(a shell-style host pattern), e.g. openrouter.ai=anthropic for a gateway that forwards to "
-            "Anthropic, or *=portable for the strictest rule every provider accepts. The first match wins. "
-            "Rules: " + ", ".join(RULES) + ".",
-        )
-        loader.add_option(
-            "toolnames_filter",
-            Optional[str],
-            None,
-            "Only inspect flows matching this mitmproxy filter expression (e.g. '~d api.openai.com'). "
-            "By default every LLM API request is inspected.",
-        )
-        loader.add_option(
-            "toolnames_max_body",
-            str,
-            "32m",
-            "Leave request bodies larger than this unread and forward them unchanged (the flow is "
-            "annotated as unread). Accepts sizes like 512k or 32m; 0 reads every body.",
-        )
-        loader.add_option(
-            "toolnames_reader",
-            str,
-            "auto",
-            "How request and response bodies are decoded. auto: msgspec when it can be imported "
-            "(it decodes only the fields toolnames reads, several times faster than json on large "
-            "bodies), else json. json: the standard library. msgspec: insist on it. Every reader "
-            "gives the same findings; the one in use is logged at start-up.",
-            choices=list(READER_CHOICES),
-        )
+        options.declare(loader)
+        # A value mitmproxy cannot parse would unload this script without a word: see options.py.
+        self.unparsable = options.withdraw_unparsable(loader.master.options)
+        self.loading = True
 
     def configure(self, updated):
-        # mitmproxy shows an option's choices but does not enforce them.
-        if "toolnames_mode" in updated:
-            if ctx.options.toolnames_mode not in MODES:
-                raise exceptions.OptionsError(
-                    f"toolnames_mode must be one of {', '.join(MODES)}, not {ctx.options.toolnames_mode!r}"
-                )
-            # Kept here: every option read through ctx.options is a deep copy.
-            self.mode = ctx.options.toolnames_mode
-        if "toolnames_reader" in updated:
-            try:
-                self.reader = reader_named(ctx.options.toolnames_reader)
-            except ValueError as e:
-                raise exceptions.OptionsError(f"Cannot use toolnames_reader: {e}") from e
+        # The configure that follows loading gets every option. A bad value there raised as an
+        # OptionsError would come out as a traceback, with the addon loaded half configured:
+        # it is told in one line instead, and the addon stays off until it is fixed (at
+        # startup, mitmproxy exits on the error).
+        first, self.loading = self.loading, False
+        try:
+            if first and self.unparsable:
+                raise exceptions.OptionsError("\n".join(self.unparsable))
+            names = options.NAMES if first or self.off else updated
+            self._apply(options.read(ctx.options, names))
+        except exceptions.OptionsError as e:
+            if not first:
+                raise  # a change while running: mitmproxy rolls it back and shows the line
+            self.off = True
+            for line in str(e).splitlines():
+                logger.error(line)
+            return
+        self.off = False
+
+    def _apply(self, parsed: dict) -> None:
+        if options.MODE.name in parsed:
+            self.mode = parsed[options.MODE.name]
+        if options.RULE.name in parsed:
+            self.overrides = parsed[options.RULE.name]
+        if options.FILTER.name in parsed:
+            self.filter = parsed[options.FILTER.name]
+        if options.MAX_BODY.name in parsed:
+            self.max_body = parsed[options.MAX_BODY.name]
+        if options.READER.name in parsed:
+            self.reader = parsed[options.READER.name]
             # Said once at start-up (and again if the option changes): which reader runs.
             logger.info(reader_line(self.reader))
-        if "toolnames_rule" in updated:
-            try:
-                self.overrides = tuple(parse_rule_override(s) for s in ctx.options.toolnames_rule)
-            except ValueError as e:
-                raise exceptions.OptionsError(f"Cannot parse toolnames_rule: {e}") from e
-        if "toolnames_filter" in updated:
-            if ctx.options.toolnames_filter:
-                try:
-                    self.filter = flowfilter.parse(ctx.options.toolnames_filter)
-                except ValueError as e:
-                    raise exceptions.OptionsError(f"Cannot parse toolnames_filter: {e}") from e
-            else:
-                self.filter = None
-        if "toolnames_max_body" in updated:
-            try:
-                self.max_body = human.parse_size(ctx.options.toolnames_max_body) or 0
-                if self.max_body < 0:
-                    raise ValueError("a size cannot be negative")
-            except ValueError as e:
-                raise exceptions.OptionsError(f"Cannot parse toolnames_max_body: {e}") from e
-        if "toolnames_save" in updated:
+        if options.SAVE.name in parsed:
             self._close_writer()
-            if ctx.options.toolnames_save:
+            path = parsed[options.SAVE.name]
+            if path is not None:
                 try:
-                    self.writer = save.FlaggedFlowWriter(ctx.options.toolnames_save)
+                    self.writer = save.FlaggedFlowWriter(path)
                 except OSError as e:
-                    raise exceptions.OptionsError(f"Cannot open toolnames_save file: {e}") from e
+                    problem = options.Invalid(f"cannot be opened ({e.strerror})", str(path))
+                    raise exceptions.OptionsError(
+                        options.bad_value(options.SAVE, problem)
+                    ) from None
 
     @command.command("toolnames.report")
     def report(self, flows: Sequence[flow.Flow], path: mitmproxy.types.Path = NO_PATH) -> None:
@@ -217,6 +171,8 @@ class ToolNames:
             self.writer = None
 
     def _api(self, flow: http.HTTPFlow) -> str | None:
+        if self.off:
+            return None
         api = detect_api(flow.request.method, flow.request.path)
         if api is None or (self.filter and not self.filter(flow)):
             return None
@@ -346,7 +302,7 @@ class ToolNames:
             content_type = flows.header(response, b"content-type")
             exchange.check_response(status, content_type, content, complete)
         else:
-            exchange.response_unread()
+            exchange.response_unread(status, STREAMED_UNREAD)
         recorded = None
         if exchange.findings or exchange.fixes:
             recorded = FlowRecord.of(exchange, self.mode)

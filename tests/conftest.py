@@ -14,30 +14,26 @@ setup, and a silent skip would hide that.
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 from typing import NoReturn
 
 import pytest
 
+from harness.mitmdump import ADDON_SCRIPT
+from harness.mitmdump import own_mitmdump
+from harness.mitmdump import start_mitmdump as start_mitmdump_process
+from harness.processes import Process
+from harness.processes import ProcessGroup
+from harness.processes import StartupError
 from toolnames_core import bodies
 from toolnames_core import readers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-ADDON_SCRIPT = REPO_ROOT / "addon" / "toolnames.py"
 MASTRA_DIR = REPO_ROOT / "tests" / "e2e" / "mastra"
 MAIN_VENV_MITMDUMP = REPO_ROOT / ".venv" / "bin" / "mitmdump"
-STARTUP_TIMEOUT = 30.0
-STOP_TIMEOUT = 10.0
 # Fixtures that start real processes; tests using them get the e2e marker automatically.
 E2E_FIXTURES = {"standin", "mitmdump", "start_mitmdump", "mastra_project"}
 
@@ -80,20 +76,13 @@ def missing_infrastructure(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _own_mitmdump() -> Path:
-    # The mitmdump of the venv running pytest. sys.executable is <venv>/bin/python, a symlink
-    # into the base interpreter: resolving it would leave the venv.
-    own = Path(sys.executable).parent / "mitmdump"
-    return own if own.exists() else MAIN_VENV_MITMDUMP
-
-
 def mitmdump_binaries() -> list[Path]:
     """
     The mitmdump binaries the end-to-end tests run against: this venv's (mitmproxy 12 in the
     main run) and $TOOLNAMES_MITMDUMP_11 (set by scripts/test), unless that is the same one, as
     in the mitmproxy 11 run.
     """
-    binaries = [_own_mitmdump()]
+    binaries = [own_mitmdump()]
     mitmdump11 = os.environ.get("TOOLNAMES_MITMDUMP_11")
     if mitmdump11 and os.path.realpath(mitmdump11) != os.path.realpath(binaries[0]):
         binaries.append(Path(mitmdump11))
@@ -114,12 +103,6 @@ def _binary_id(binary: Path) -> str:
 
 
 MITMDUMP_BINARIES = mitmdump_binaries()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def chromium_path() -> str | None:
@@ -151,73 +134,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         require_chromium()
 
 
-@dataclass
-class Mitmdump:
-    """A running mitmdump subprocess, started by the mitmdump fixture."""
-
-    process: subprocess.Popen[bytes]
-    port: int
-    log_path: Path
-    command: list[str]
-    confdir: Path
-    _log_file: Any = field(repr=False, default=None)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def log_text(self) -> str:
-        """Everything mitmdump has printed so far (stdout and stderr)."""
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-    def wait_for_log(self, text: str, timeout: float = 10.0) -> str:
-        """Waits until `text` appears in the output (mitmdump logs asynchronously)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            log = self.log_text()
-            if text in log:
-                return log
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                pytest.fail(
-                    f"{text!r} did not appear in mitmdump's output within {timeout}s "
-                    f"(exit code {self.process.poll()}):\n{log}",
-                    pytrace=False,
-                )
-            time.sleep(0.05)
-
-    def stop(self) -> int:
-        """SIGTERM (mitmdump shuts down cleanly, running the addons' done hooks), then SIGKILL.
-
-        Not SIGINT: a mitmdump started from a background job can lose a SIGINT sent while it
-        is still starting up (seen while writing scripts/demo).
-        """
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
-        return self.process.returncode
-
-
-def _wait_until_listening(proc: Mitmdump) -> str | None:
-    """None once the port accepts connections, else why it never will."""
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.process.poll() is not None:
-            return f"mitmdump exited with code {proc.process.returncode} before listening"
-        try:
-            with socket.create_connection(("127.0.0.1", proc.port), timeout=0.5):
-                return None
-        except OSError:
-            time.sleep(0.05)
-    return f"mitmdump did not listen on 127.0.0.1:{proc.port} within {STARTUP_TIMEOUT:.0f}s"
-
-
 @pytest.fixture(scope="session")
 def mitmproxy_confdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A confdir for all mitmdumps of the session, so the CA is made once and ~/.mitmproxy is left alone."""
@@ -226,11 +142,11 @@ def mitmproxy_confdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def standin() -> Iterator[Any]:
-    """A fresh stand-in LLM provider on a free loopback port (scripts/standin_provider.py)."""
+    """A fresh stand-in LLM provider on a free loopback port (scripts/standin/)."""
     try:
-        from standin_provider import StandinProvider
+        from standin import StandinProvider
     except ImportError as e:
-        missing_infrastructure(f"scripts/standin_provider.py cannot be imported: {e}")
+        missing_infrastructure(f"the standin package cannot be imported: {e}")
 
     provider = StandinProvider(port=0)
     provider.start()
@@ -243,9 +159,9 @@ def standin() -> Iterator[Any]:
 @pytest.fixture
 def mitmdump(
     request: pytest.FixtureRequest, tmp_path: Path, mitmproxy_confdir: Path
-) -> Iterator[Callable[..., Mitmdump]]:
+) -> Iterator[Callable[..., Process]]:
     """
-    A factory that starts a real mitmdump and stops it after the test:
+    A factory that starts a real mitmdump (scripts/harness) and stops it after the test:
 
         start_mitmdump(*args, mode="reverse", upstream=None, binary=None, env=None, script=ADDON_SCRIPT)
 
@@ -255,71 +171,41 @@ def mitmdump(
     - script: the addon to load with -s; None loads none.
     - args: more mitmdump arguments, e.g. "--set", "toolnames_mode=fix".
     """
-    started: list[Mitmdump] = []
+    with ProcessGroup() as group:
 
-    def start_mitmdump(
-        *args: str,
-        mode: str = "reverse",
-        upstream: str | None = None,
-        binary: str | os.PathLike[str] | None = None,
-        env: dict[str, str] | None = None,
-        script: str | os.PathLike[str] | None = ADDON_SCRIPT,
-    ) -> Mitmdump:
-        exe = Path(binary) if binary is not None else _own_mitmdump()
-        if not exe.exists():
-            missing_infrastructure(
-                f"mitmdump not found at {exe}; run scripts/test to set up the venvs"
-            )
-        if mode in ("reverse", "upstream"):
-            if upstream is None:
-                upstream = request.getfixturevalue("standin").url
-            mode = f"{mode}:{upstream}"
-        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        def start_mitmdump(
+            *args: str,
+            mode: str = "reverse",
+            upstream: str | None = None,
+            binary: str | os.PathLike[str] | None = None,
+            env: dict[str, str] | None = None,
+            script: str | os.PathLike[str] | None = ADDON_SCRIPT,
+        ) -> Process:
+            exe = Path(binary) if binary is not None else own_mitmdump()
+            if not exe.exists():
+                missing_infrastructure(
+                    f"mitmdump not found at {exe}; run scripts/test to set up the venvs"
+                )
+            if mode in ("reverse", "upstream"):
+                if upstream is None:
+                    upstream = request.getfixturevalue("standin").url
+                mode = f"{mode}:{upstream}"
+            try:
+                proc = start_mitmdump_process(
+                    exe,
+                    mode,
+                    confdir=mitmproxy_confdir,
+                    log_dir=tmp_path,
+                    name="mitmdump",
+                    scripts=[Path(script)] if script is not None else [],
+                    args=args,
+                    env=env,
+                )
+            except StartupError as e:
+                pytest.fail(str(e), pytrace=False)
+            return group.add(proc)
 
-        failure = ""
-        for attempt in range(3):
-            port = free_port()
-            command = [
-                str(exe),
-                "--listen-host",
-                "127.0.0.1",
-                "--listen-port",
-                str(port),
-                "--mode",
-                mode,
-                "--set",
-                f"confdir={mitmproxy_confdir}",
-            ]
-            if script is not None:
-                command += ["-s", str(script)]
-            command += ["--set", "termlog_verbosity=info", *args]
-            log_path = tmp_path / f"mitmdump-{len(started) + 1}-{port}.log"
-            log_file = open(log_path, "wb")  # noqa: SIM115 (closed by Mitmdump.stop)
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                env=full_env,
-                cwd=REPO_ROOT,
-                start_new_session=True,
-            )
-            proc = Mitmdump(process, port, log_path, command, mitmproxy_confdir, log_file)
-            started.append(proc)
-            problem = _wait_until_listening(proc)
-            if problem is None:
-                return proc
-            proc.stop()
-            output = proc.log_text()
-            failure = f"{problem}\ncommand: {' '.join(command)}\n--- mitmdump output ---\n{output}"
-            # Another process can take the free port before mitmdump binds it: try another.
-            if "address already in use" not in output.lower() or attempt == 2:
-                break
-        pytest.fail(failure, pytrace=False)
-
-    yield start_mitmdump
-    for proc in reversed(started):
-        proc.stop()
+        yield start_mitmdump
 
 
 # A second addon for mitmdump: prints the level of each toolnames log record, which mitmdump's
@@ -345,7 +231,7 @@ def level_printer(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def start_mitmdump(mitmdump: Callable[..., Mitmdump]) -> Callable[..., Mitmdump]:
+def start_mitmdump(mitmdump: Callable[..., Process]) -> Callable[..., Process]:
     """The same factory as `mitmdump`, by its function's name."""
     return mitmdump
 

@@ -12,6 +12,9 @@ ROOTS = {
     REPO / "scripts" / "scanner": REPO / "tests" / "scanner",
     REPO / "scripts" / "standin": REPO / "tests" / "standin",
     REPO / "scripts" / "harness": REPO / "tests" / "harness",
+    REPO / "scripts" / "benchmark": REPO / "tests" / "benchmark",
+    REPO / "scripts" / "soaktest": REPO / "tests" / "soaktest",
+    REPO / "scripts" / "walkthrough": REPO / "tests" / "walkthrough",
 }
 NOT_MODULES = {"__init__.py", "__main__.py"}
 # Test modules about more than one module: properties over every format, processes end to end.
@@ -47,3 +50,13 @@ def test_every_test_module_mirrors_a_source_module_or_is_cross_cutting():
         and not any(test == c or c in test.parents for c in CROSS_CUTTING)
     ]
     assert not strays, "test modules that mirror no source module: " + ", ".join(strays)
+
+
+def test_every_script_module_is_in_a_package_with_its_tests():
+    # scripts/ holds entry points (shell) over packages: a loose module would have no mirror.
+    loose = [
+        str(source.relative_to(REPO))
+        for source in (REPO / "scripts").rglob("*.py")
+        if not any(root in source.parents for root in ROOTS)
+    ]
+    assert not loose, "modules in scripts/ outside the tested packages: " + ", ".join(loose)

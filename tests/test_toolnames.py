@@ -21,11 +21,12 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 import toolnames
+from harness.inprocess import running
 from tests.testkit import RESPONSES_DIR
 from tests.testkit import response_api
 from tests.testkit import response_body
-from tests.testkit import running
 from toolnames_core import FlowRecord
+from toolnames_core import RuleOverride
 from toolnames_core import inspect_exchange
 from toolnames_core import is_stream
 from toolnames_core import parse_rule_override
@@ -407,6 +408,24 @@ def test_request_and_response_findings_share_one_warning_line_when_the_flow_comp
     assert f.comment.endswith("(+2 more)")
 
 
+def test_an_answer_streamed_through_unread_is_said_to_be_unchecked(caplog):
+    # Another addon streams the answer through its own function: toolnames has no tap on it.
+    with running() as (tctx, tn):
+        f = chat_flow(CLEAN)
+        tn.request(f)
+        f.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+        f.response.stream = lambda chunk: chunk
+        tn.responseheaders(f)
+        f.response.raw_content = None  # mitmproxy keeps no streamed body by default
+        tn.response(f)
+    (finding,) = f.metadata["toolnames"]["findings"]
+    assert (finding["code"], finding["severity"]) == ("response-unreadable", "warning")
+    assert "streamed through without toolnames reading it" in finding["message"]
+    assert callable(f.response.stream)  # the other addon's stream is left alone
+    assert f.marked == ":warning:"
+    assert_nothing_went_wrong(caplog)
+
+
 def test_a_recorded_request_without_an_answer_is_logged_when_read(caplog):
     caplog.set_level(logging.INFO)
     with running() as (tctx, tn):
@@ -528,52 +547,82 @@ def test_a_flow_read_back_with_unreadable_metadata_is_left_alone(meta, caplog):
 
 
 @pytest.mark.parametrize(
-    "options,match",
+    "options,line",
     [
         (
-            {"toolnames_rule": ["openrouter.ai"]},
-            "Cannot parse toolnames_rule: expected HOST_PATTERN=RULE",
+            {"toolnames_mode": "blocking"},
+            "toolnames_mode: 'blocking' is not a mode; accepted: observe, fix, block",
         ),
         (
             {"toolnames_rule": ["openrouter.ai=claude"]},
-            "Cannot parse toolnames_rule: unknown rule 'claude'",
+            "toolnames_rule: 'openrouter.ai=claude' is not HOST_PATTERN=RULE with a known RULE",
         ),
-        ({"toolnames_rule": ["=anthropic"]}, "Cannot parse toolnames_rule"),
-        ({"toolnames_filter": "~~"}, "Cannot parse toolnames_filter"),
-        ({"toolnames_filter": "~d"}, "Cannot parse toolnames_filter"),
-        ({"toolnames_max_body": "lots"}, "Cannot parse toolnames_max_body"),
-        ({"toolnames_max_body": "12q"}, "Cannot parse toolnames_max_body"),
+        ({"toolnames_filter": "~d"}, "toolnames_filter: '~d' is not a mitmproxy filter"),
+        ({"toolnames_max_body": "lots"}, "toolnames_max_body: 'lots' is not a size"),
     ],
 )
-def test_bad_option_values_are_options_errors(options, match):
-    with running() as (tctx, tn), pytest.raises(exceptions.OptionsError, match=match):
-        tctx.configure(tn, **options)
+def test_a_bad_value_set_while_running_is_refused_in_one_line_and_rolled_back(options, line):
+    with running(toolnames_mode="fix") as (tctx, tn):
+        with pytest.raises(exceptions.OptionsError) as e:
+            tctx.configure(tn, **options)
+        assert str(e.value).startswith(line) and "\n" not in str(e.value)
+        assert tn.mode == "fix" and tctx.options.toolnames_mode == "fix"
 
 
-@pytest.mark.parametrize("mode", ["blocking", "Fix", "rewrite"])
-def test_an_unknown_mode_is_an_options_error(mode):
-    with running() as (tctx, tn), pytest.raises(exceptions.OptionsError, match="toolnames_mode"):
-        tctx.configure(tn, toolnames_mode=mode)
-
-
-def test_a_negative_max_body_is_an_options_error():
-    with (
-        running() as (tctx, tn),
-        pytest.raises(exceptions.OptionsError, match="toolnames_max_body"),
-    ):
-        tctx.configure(tn, toolnames_max_body="-1")
-
-
-@pytest.mark.parametrize("where", ["directory", "under_a_file"])
-def test_an_unwritable_save_path_is_an_options_error(tmp_path, where):
-    path = tmp_path if where == "directory" else tmp_path / "file" / "flows.mitm"
+@pytest.mark.parametrize("where", ["directory", "under_a_file", "in_a_missing_folder"])
+def test_a_save_path_that_cannot_be_a_file_is_refused_and_no_folder_is_made(tmp_path, where):
     (tmp_path / "file").write_text("x")
-    with (
-        running() as (tctx, tn),
-        pytest.raises(exceptions.OptionsError, match="Cannot open toolnames_save file"),
-    ):
+    path = {
+        "directory": tmp_path,
+        "under_a_file": tmp_path / "file" / "flows.mitm",
+        "in_a_missing_folder": tmp_path / "missing" / "flows.mitm",
+    }[where]
+    with running() as (tctx, tn), pytest.raises(exceptions.OptionsError, match="toolnames_save: "):
         tctx.configure(tn, toolnames_save=str(path))
-        assert tn.writer is None
+    assert tn.writer is None
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.parametrize(
+    "spec,line",
+    [
+        (
+            "toolnames_redact=maybe",
+            "toolnames_redact: 'maybe' is not a boolean; accepted: true, false (the option alone means true)",
+        ),
+        (
+            "toolnames_mode=blokc",
+            "toolnames_mode: 'blokc' is not a mode; accepted: observe, fix, block",
+        ),
+    ],
+)
+def test_a_bad_value_given_before_the_script_loads_is_one_error_line_and_the_addon_stays_off(
+    caplog, spec, line
+):
+    # mitmdump --set toolnames_redact=maybe: the value waits, as a string, for the script to
+    # declare its options. Unparsable, it used to unload the script without a word.
+    with taddons.context() as tctx:
+        tctx.options.set(spec, defer=True)
+        with caplog.at_level(logging.ERROR):
+            tn = tctx.script(str(ADDON_SCRIPT)).addons[0]
+        assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [line]
+        assert tn.off
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        assert "toolnames" not in f.metadata  # off, said once: never running half configured
+        option = spec.partition("=")[0]
+        value = {"toolnames_redact": False, "toolnames_mode": "block"}[option]
+        tctx.options.update(**{option: value})
+        tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook({option}))
+        assert not tn.off
+        g = chat_flow(MASTRA)
+        tn.request(g)
+        assert "toolnames" in g.metadata
+
+
+def test_a_rule_option_becomes_the_addons_overrides():
+    with running(toolnames_rule=["*=portable"]) as (tctx, tn):
+        assert tn.overrides == (RuleOverride("*", "portable"),)
 
 
 def test_the_reader_in_use_is_said_once_at_start_up(caplog):
@@ -606,7 +655,10 @@ def test_the_json_reader_can_be_chosen_and_msgspec_insisted_on():
         else:
             with pytest.raises(exceptions.OptionsError, match="pipx inject mitmproxy msgspec"):
                 tctx.configure(tn, toolnames_reader="msgspec")
-        with pytest.raises(exceptions.OptionsError, match="unknown reader 'ujson'"):
+        with pytest.raises(
+            exceptions.OptionsError,
+            match="toolnames_reader: 'ujson' is not a reader; accepted: auto, json, msgspec",
+        ):
             tctx.configure(tn, toolnames_reader="ujson")
 
 
@@ -766,7 +818,7 @@ def test_unflagged_flows_and_flows_that_are_not_llm_calls_are_not_saved(tmp_path
 
 
 def test_the_save_file_is_created_readable_by_its_owner_only(tmp_path):
-    path = tmp_path / "sub" / "flagged.mitm"
+    path = tmp_path / "flagged.mitm"
     with running(toolnames_save=str(path)) as (tctx, tn):
         pass
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -8,29 +8,26 @@ reads them.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import logging
 import os
 import re
 import struct
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 import zlib
 from collections.abc import Iterable
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
-from mitmproxy import hooks
 from mitmproxy import io as mitmproxy_io
-from mitmproxy.test import taddons
 
-import toolnames
+from scanner import cli
+from scanner import samples
 from tests.conftest import REPO_ROOT
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
@@ -112,32 +109,6 @@ def stream_calls(api: str, events: Iterable[object]) -> list[NameRef]:
 
 
 # -- the addon in mitmproxy's test master -----------------------------------------------------
-
-
-@contextlib.contextmanager
-def running(
-    *others: object, **options: object
-) -> Iterator[tuple[taddons.context, toolnames.ToolNames]]:
-    """The addon (with ``others`` after it) configured as mitmproxy does at startup, then with
-    ``options``; yields (tctx, addon) and runs the addon's done hook on the way out."""
-    root = logging.getLogger()
-    handlers = list(root.handlers)
-    tn = toolnames.ToolNames()
-    try:
-        with taddons.context(tn, *others) as tctx:
-            # mitmproxy configures every option once at startup; taddons.context does not.
-            tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
-            if options:
-                tctx.configure(tn, **options)
-            try:
-                yield tctx, tn
-            finally:
-                tn.done()
-    finally:
-        # The test master's log handler outlives its closed event loop; a second context in
-        # the same test would fail on the first log line without this.
-        for handler in set(root.handlers) - set(handlers):
-            root.removeHandler(handler)
 
 
 # -- SDKs answered by a mock transport --------------------------------------------------------
@@ -448,3 +419,105 @@ def row_of(text: str, name: str) -> str:
 def cells(row: str) -> list[str]:
     """A row's cells: columns are at least two spaces apart."""
     return re.split(r" {2,}", row.strip())
+
+
+# -- scripts/scan -------------------------------------------------------------------------
+
+
+SCAN_SCRIPT = REPO_ROOT / "scripts" / "scan"
+
+
+ANSI = "\x1b["
+
+
+def scan_env() -> dict[str, str]:
+    return {**os.environ, "TOOLNAMES_SCAN_PYTHON": sys.executable}
+
+
+def run_scan(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCAN_SCRIPT), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=scan_env(),
+        cwd=cwd,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def scan_json(capsys, *args: str | Path) -> tuple[int, list[dict], str]:
+    code = cli.main(["--json", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines()], err
+
+
+def scan_found(rows: list[dict]) -> list[tuple[int, str, str]]:
+    return sorted((r["flow"], r["code"], r["path"]) for r in rows)
+
+
+# The bad cases of issues 2 and 3, one exchange each, and what the scan reports for each.
+def bad_flows() -> list:
+    return [
+        samples.chat_flow(
+            "mastra", samples.mastra_choice_mismatch_body(), samples.rejected("x", None), status=400
+        ),
+        samples.chat_flow(
+            "names", samples.bad_names_body(), samples.rejected("x", None), status=400
+        ),
+        samples.chat_flow(
+            "hallucinated",
+            samples.weather_request_body(),
+            samples.hallucinated_call_response(),
+            response_encoding="gzip",
+        ),
+        samples.chat_flow(
+            "parallel", samples.weather_request_body(), samples.parallel_wrapper_response()
+        ),
+        samples.chat_flow(
+            "streamed",
+            samples.weather_request_body(stream=True),
+            samples.streamed_call_response(),
+            content_type="text/event-stream",
+        ),
+        samples.chat_flow(
+            "clean", samples.weather_request_body(), samples.clean_flows()[0].response.text
+        ),
+        samples.chat_flow("not-llm", b"hello", method="GET", path="/index.html"),
+    ]
+
+
+BAD_CASE_FINDINGS = [
+    (0, "choice-not-in-tools", "tool_choice.function.name"),
+    (1, "name-invalid-chars", "tools[0].function.name"),  # github.create_issue
+    (1, "name-invalid-chars", "tools[2].function.name"),  # filesystem:read_file
+    (1, "name-too-long", "tools[1].function.name"),  # 70 characters
+    (2, "response-unknown-tool", "choices[0].message.tool_calls[0].function.name"),
+    (3, "response-unknown-tool", "choices[0].message.tool_calls[0].function.name"),
+    (4, "response-unknown-tool", "events[1].choices[0].delta.tool_calls[0].function.name"),
+]
+
+
+WRITERS = {
+    "flows.mitm": samples.write_flows,
+    "traffic.har": samples.write_har,
+    "cassette.yaml": samples.write_cassette,
+}
+
+
+FORMAT_OF = {"flows.mitm": "mitmproxy", "traffic.har": "har", "cassette.yaml": "cassette"}
+
+
+UNIT_OF = {"flows.mitm": "flow", "traffic.har": "entries", "cassette.yaml": "interactions"}
+
+
+def strip_ansi(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
+
+
+def cut_file(path: Path, fraction: float = 0.5) -> Path:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * fraction)])
+    return path

@@ -41,7 +41,14 @@ from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
 from toolnames_core.streams import StreamTap
 
-__all__ = ["Exchange", "inspect_exchange"]
+__all__ = ["UNRECORDED_ANSWER", "Exchange", "inspect_exchange"]
+
+# Why a recorded answer's calls went unchecked: mitmproxy keeps no streamed body unless its
+# store_streamed_bodies option is on, so saved streams (toolnames_save's too) have none.
+UNRECORDED_ANSWER = (
+    "the recording holds no body for this answer (mitmproxy keeps a streamed answer's body "
+    "only with --set store_streamed_bodies=true)"
+)
 
 
 class Exchange:
@@ -225,9 +232,21 @@ class Exchange:
         # Accepted once the first event arrived, whether or not the stream then broke off.
         return found + self._accepted(status) if tap.events else found
 
-    def response_unread(self) -> None:
-        """The answer is done but its body was not kept (streamed through by another addon)."""
-        self.response_checked = True
+    def response_unread(self, status: int | None, why: str) -> list[Finding]:
+        """The answer came but its body is not at hand (streamed through unkept, or a
+        recording without it). When the request offered tools, that is said: a missing
+        body must never pass for an answer without calls."""
+        if not self._judges(status) or self.view is None or not self.view.tools:
+            return []
+        self.response_findings = [
+            Finding(
+                codes.RESPONSE_UNREADABLE,
+                "warning",
+                "",
+                f"the tool calls in the answer were not checked: {why}",
+            )
+        ]
+        return [*self.response_findings, *self._accepted(status)]
 
     @property
     def sent_as_is(self) -> bool:
@@ -335,4 +354,6 @@ def inspect_exchange(
     exchange.check_request(request_content or b"", problem=request_problem)
     if response_content is not None:
         exchange.check_response(response_status, response_content_type, response_content)
+    elif response_status is not None:
+        exchange.response_unread(response_status, UNRECORDED_ANSWER)
     return exchange

@@ -18,6 +18,7 @@ from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
+from toolnames_core.verdicts import confirmations
 
 __all__ = [
     "COMMENT_PREFIX",
@@ -194,8 +195,13 @@ class FlowRecord:
                 f"{COMMENT_PREFIX} {verb}: {head.code}: {head.message}" if head else COMMENT_PREFIX
             )
             others = lead[1:]
+        # In fix mode the provider saw other bytes: its rejection is news, never a confirmation.
+        confirmed = confirmations(self.findings) if self.outcome != "fixed" else []
+        others = [f for f in others if f not in confirmed]
         if others:
             text += f" (+{len(others)} more)"
+        if confirmed:
+            text += "; the provider rejected it too"
         return storable(" ".join(text.split()))  # one line, whatever the names held
 
     @property

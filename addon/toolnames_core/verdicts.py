@@ -17,7 +17,7 @@ from toolnames_core.rules import RULES
 from toolnames_core.rules import describe_name
 from toolnames_core.rules import name_violations
 
-__all__ = ["RULE_CODES", "accepted_findings", "rejected_findings"]
+__all__ = ["RULE_CODES", "accepted_findings", "confirmations", "rejected_findings", "same_place"]
 
 # The request findings that are a rule's verdict on a name (the others, such as a choice
 # naming no offered tool, hold whatever the provider's rule).
@@ -34,7 +34,7 @@ RULE_CODES = frozenset(
 RULES_SHOWN = 4
 
 
-def _same_place(a: str, b: str) -> bool:
+def same_place(a: str, b: str) -> bool:
     """One path is the other, or holds it (``tool_choice`` and ``tool_choice.function.name``)."""
     if a == b:
         return True
@@ -42,9 +42,23 @@ def _same_place(a: str, b: str) -> bool:
     return bool(short) and long.startswith(short) and long[len(short)] in ".["
 
 
+def confirmations(findings: list[Finding]) -> list[Finding]:
+    """The ``provider-rejected`` findings that only confirm an error toolnames had predicted
+    at the same place: a line that shows that error says "the provider rejected it too"
+    instead of counting them as more problems."""
+    predicted = [f for f in findings if f.severity == "error" and f.code != codes.PROVIDER_REJECTED]
+    return [
+        f
+        for f in findings
+        if f.code == codes.PROVIDER_REJECTED
+        and f.path
+        and any(same_place(f.path, p.path) for p in predicted)
+    ]
+
+
 def _prediction(rejection: Rejection, request_findings: list[Finding]) -> Finding | None:
     """toolnames' own finding at the place the provider rejected: an error, else a warning."""
-    here = [f for f in request_findings if _same_place(f.path, rejection.path)]
+    here = [f for f in request_findings if same_place(f.path, rejection.path)]
     return next((f for f in here if f.severity == "error"), here[0] if here else None)
 
 

@@ -6,10 +6,7 @@ import json
 import re
 
 import pytest
-from mitmproxy import exceptions
-from mitmproxy.test import taddons
 
-import toolnames
 from tests.testkit import SDK_DIR
 from tests.testkit import exchange_for
 from toolnames_core import endpoints
@@ -269,17 +266,6 @@ def test_unknown_rule_error_lists_every_rule():
         parse_rule_override("x=nope")
     for rule in RULES:
         assert rule in str(e.value)
-
-
-def test_addon_rejects_a_bad_rule_option():
-    addon = toolnames.ToolNames()
-    with taddons.context(addon) as tctx:
-        with pytest.raises(
-            exceptions.OptionsError, match="Cannot parse toolnames_rule: unknown rule 'nope'"
-        ):
-            tctx.configure(addon, toolnames_rule=["api.example.com=nope"])
-        tctx.configure(addon, toolnames_rule=["*=portable"])
-        assert addon.overrides == (RuleOverride("*", "portable"),)
 
 
 def test_endpoints_exposes_the_rule_table_the_addon_lists():

@@ -121,3 +121,30 @@ def test_a_recording_whose_request_was_not_read_has_its_answer_left_unjudged(pro
         request_problem=problem,
     )
     assert [f.code for f in report.findings] == ["request-unreadable"]
+
+
+@pytest.mark.parametrize("status", [200, 201])
+def test_an_answer_whose_body_is_not_at_hand_is_said_to_be_unchecked(status):
+    exchange = exchange_for(TOOLS_BODY, "openai-chat", "openai")
+    found = exchange.response_unread(status, "streamed through")
+    assert [(f.code, f.severity) for f in found] == [("response-unreadable", "warning")]
+    assert found[0].message == "the tool calls in the answer were not checked: streamed through"
+    assert exchange.response_unread(status, "again") == []  # the answer is judged once
+
+
+@pytest.mark.parametrize(
+    "body, status",
+    [(PROSE_BODY, 200), (TOOLS_BODY, 400), (TOOLS_BODY, None)],
+    ids=["no-tools-offered", "an-error-answer", "no-answer"],
+)
+def test_a_missing_body_that_could_hold_no_calls_is_no_finding(body, status):
+    assert exchange_for(body, "openai-chat", "openai").response_unread(status, "gone") == []
+
+
+def test_a_recording_without_the_answers_body_is_not_a_clean_answer():
+    exchange = inspect_exchange(
+        "POST", "api.openai.com", "/v1/chat/completions", TOOLS_BODY, 200, "text/event-stream"
+    )
+    (finding,) = exchange.response_findings
+    assert finding.code == "response-unreadable"
+    assert "store_streamed_bodies" in finding.message

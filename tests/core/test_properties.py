@@ -34,12 +34,12 @@ from mitmproxy.flow import Error
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-import standin_formats
+from harness.inprocess import running
+from standin import formats as standin_formats
 from tests.testkit import SDK_DIR
 from tests.testkit import aws_event
 from tests.testkit import exchange_for
 from tests.testkit import judge
-from tests.testkit import running
 from toolnames_core import bodies
 from toolnames_core import endpoints
 from toolnames_core import readers
@@ -298,7 +298,7 @@ def _seeds() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, li
         found = standin_formats.route(case["path"])
         if found is None:
             continue
-        fmt = found[0]
+        fmt = found.format
         try:
             turn = fmt.decide(case["body"], case["path"], b"", "search_web,drop_tables")
             stream = b"".join(fmt.events(turn, case["body"], "alt=sse"))

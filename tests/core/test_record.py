@@ -108,3 +108,22 @@ def test_a_rejection_this_version_cannot_read_makes_no_record(rejected):
     meta = FlowRecord.of(exchange_for(MASTRA, "openai-chat", "openai"), "observe").to_metadata()
     assert FlowRecord.from_metadata(meta) is not None
     assert FlowRecord.from_metadata({**meta, "rejected": rejected}) is None
+
+
+def test_a_rejection_that_confirms_the_prediction_is_said_once_in_the_comment():
+    exchange = exchange_for(b'{"tools": [{"name": "a.b"}]}', "anthropic-messages", "anthropic")
+    exchange.check_response(400, "application/json", ANTHROPIC_REJECTION)
+    comment = FlowRecord.of(exchange, "observe").comment()
+    assert comment.startswith("toolnames error: name-invalid-chars: tools[0].name 'a.b'")
+    assert comment.endswith("; the provider rejected it too")
+    assert "more)" not in comment
+
+
+def test_a_rejection_toolnames_did_not_predict_counts_as_more():
+    # The rule for this host accepts the name: the provider's rejection is news.
+    exchange = exchange_for(b'{"tools": [{"name": "ab"}]}', "anthropic-messages", "anthropic")
+    exchange.check_response(400, "application/json", ANTHROPIC_REJECTION)
+    comment = FlowRecord.of(exchange, "observe").comment()
+    assert comment.startswith("toolnames error: provider-rejected: ")
+    assert comment.endswith(" (+1 more)")  # the rule-disagrees warning
+    assert "the provider rejected it too" not in comment

@@ -269,7 +269,7 @@ STREAMED_FORMATS = {
 def provider_streams():
     import urllib.request
 
-    from standin_provider import StandinProvider
+    from standin import StandinProvider
 
     streams = {}
     with StandinProvider() as provider:

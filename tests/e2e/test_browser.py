@@ -18,13 +18,8 @@ main run has already driven mitmweb 11.
 
 import http.client as http_client
 import json
-import os
 import secrets
-import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +34,12 @@ from mitmproxy.test import tutils
 from mitmproxy.utils import emoji
 
 import toolnames
+from harness.mitmdump import ADDON_SCRIPT
+from harness.processes import Process
+from harness.processes import StartupError
+from harness.processes import free_port
+from harness.processes import start_process
 from tests.conftest import REPO_ROOT
-from tests.conftest import free_port
 from tests.conftest import missing_infrastructure
 from tests.conftest import mitmdump_binaries
 from tests.conftest import mitmproxy_version
@@ -55,7 +54,6 @@ sync_api = pytest.importorskip(
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 ARTIFACTS = REPO_ROOT / "artifacts"
-STARTUP_TIMEOUT = 30.0
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -182,13 +180,12 @@ def flow_file(tmp_path: Path) -> Path:
 
 @dataclass
 class Mitmweb:
-    process: subprocess.Popen
-    log_path: Path
-    url: str
+    process: Process
+    url: str  # the web interface, with its token
     version: int
 
     def log_text(self) -> str:
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
+        return self.process.log_text()
 
 
 def start_mitmweb(binary: Path, tmp_path: Path, *how: str) -> Mitmweb:
@@ -199,7 +196,7 @@ def start_mitmweb(binary: Path, tmp_path: Path, *how: str) -> Mitmweb:
         str(binary),
         *how,
         "-s",
-        str(REPO_ROOT / "addon" / "toolnames.py"),
+        str(ADDON_SCRIPT),
         "--web-host",
         "127.0.0.1",
         "--web-port",
@@ -215,43 +212,11 @@ def start_mitmweb(binary: Path, tmp_path: Path, *how: str) -> Mitmweb:
     if major(binary) >= 12:
         # mitmweb 12 asks for a token; a fixed one is passed in the URL as ?token=.
         command += ["--set", f"web_password={token}"]
-    log_path = tmp_path / "mitmweb.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=REPO_ROOT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            start_new_session=True,
-        )
-    web = Mitmweb(process, log_path, f"http://127.0.0.1:{port}/?token={token}", major(binary))
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(
-                f"mitmweb exited with {process.returncode}:\n{web.log_text()}", pytrace=False
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return web
-        except OSError:
-            time.sleep(0.1)
-    stop(web)
-    pytest.fail(
-        f"mitmweb did not listen within {STARTUP_TIMEOUT}s:\n{web.log_text()}", pytrace=False
-    )
-
-
-def stop(web: Mitmweb) -> None:
-    if web.process.poll() is None:
-        web.process.send_signal(signal.SIGINT)
-        try:
-            web.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            web.process.kill()
-            web.process.wait()
+    try:
+        proc = start_process("mitmweb", command, tmp_path / "mitmweb.log", port=port)
+    except StartupError as e:
+        pytest.fail(str(e), pytrace=False)
+    return Mitmweb(proc, f"{proc.url}/?token={token}", major(binary))
 
 
 @pytest.fixture(params=mitmweb_binaries(), ids=lambda b: f"mitmproxy-{mitmproxy_version(b)}")
@@ -269,7 +234,7 @@ def mitmweb(mitmweb_binary: Path, flow_file: Path, tmp_path: Path) -> Iterator[M
     try:
         yield web
     finally:
-        stop(web)
+        web.process.stop()
 
 
 @pytest.fixture
@@ -336,9 +301,11 @@ def test_mitmweb_shows_markers_comments_and_the_toolnames_view(mitmweb, page):
     expect(text).to_contain_text("toolnames: OpenAI Chat Completions request")
     expect(text).to_contain_text("Outcome: flagged in observe mode: see the findings below")
     expect(text).to_contain_text("search.web    10  function  ✗ bad chars '.'")
+    # The stand-in rejected the name too: the provider's verdict is a finding of its own.
     expect(text).to_contain_text(
-        "Findings: 1 error, 1 warning (recorded by toolnames for this flow)"
+        "Findings: 2 errors, 1 warning (recorded by toolnames for this flow)"
     )
+    expect(text).to_contain_text("; toolnames had predicted it (name-invalid-chars)")
     _screenshot(page, "mitmweb-toolnames.png")
 
 
@@ -347,7 +314,7 @@ def test_a_flow_whose_answer_is_slow_shows_its_marker_while_the_answer_streams(
 ):
     # Observe mode checks a request when its flow completes, or a second after it went
     # out: mitmweb must show that second check without waiting for the end of the flow.
-    from standin_provider import StandinProvider
+    from standin import StandinProvider
 
     with StandinProvider() as provider:
         proxy_port = free_port()
@@ -392,7 +359,7 @@ def test_a_flow_whose_answer_is_slow_shows_its_marker_while_the_answer_streams(
             assert rest.rstrip().endswith(b"data: [DONE]")
             conn.close()
         finally:
-            stop(web)
+            web.process.stop()
     assert "Traceback" not in web.log_text()
 
 

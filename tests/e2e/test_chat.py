@@ -56,6 +56,8 @@ FINDING = (
     "choice-not-in-tools: tool_choice.function.name 'search.web' (10 chars) names no offered "
     "tool; offered: 'search_web'"
 )
+# In observe mode the provider's 400 then confirms it, on the same line.
+CONFIRMED = f"{FINDING}; the provider rejected it too"
 
 MCP_KEY = "mcp:github-server.list_pull_requests_for_repository_with_label_filters"
 # Mastra: ':' and '.' become '_', then the key is cut to 63 characters.
@@ -114,7 +116,7 @@ def test_observe_forwards_the_sdk_bytes_unchanged_and_the_provider_rejects_them(
     assert excinfo.value.code is None  # the stand-in's error, not toolnames'
     assert len(sent) == 1
     assert [r["body"] for r in standin.requests] == sent
-    line = f"POST 127.0.0.1/v1/chat/completions: toolnames error: {FINDING}"
+    line = f"POST 127.0.0.1/v1/chat/completions: toolnames error: {CONFIRMED}"
     log = proxy.wait_for_log(f"level: WARNING {line}")
     assert toolnames_lines(log) == [line]
 
@@ -191,7 +193,7 @@ def test_observe_lets_mastras_request_through_and_the_provider_rejects_it(
     assert [t["function"]["name"] for t in sent["tools"]] == ["search_web"]
     assert sent["tool_choice"] == {"type": "function", "function": {"name": "search.web"}}
     proxy.wait_for_log("choice-not-in-tools")
-    assert annotations(proxy.log_text()) == [f"toolnames error: {FINDING}"]
+    assert annotations(proxy.log_text()) == [f"toolnames error: {CONFIRMED}"]
 
 
 @pytest.mark.parametrize(
@@ -251,11 +253,27 @@ def test_block_stops_mastras_request_before_the_provider(
 # -- saving -------------------------------------------------------------------------------------
 
 
+# Gateways' own credential headers (their sources: tests/mitm/test_save.py).
+GATEWAY_HEADERS = {
+    name: f"gateway-secret-{i}"
+    for i, name in enumerate(
+        [
+            "x-portkey-api-key",
+            "x-portkey-virtual-key",
+            "Helicone-Auth",
+            "Ocp-Apim-Subscription-Key",
+            "cf-aig-authorization",
+            "x-litellm-api-key",
+        ]
+    )
+}
+
+
 def post_with_credentials(proxy) -> int:
     status, _, _ = post(
         f"{proxy.url}/v1/chat/completions?key={QUERY_KEY}",
         MASTRA_SHAPED,
-        {"Authorization": f"Bearer {API_KEY}"},
+        {"Authorization": f"Bearer {API_KEY}", **GATEWAY_HEADERS},
     )
     return status
 
@@ -277,17 +295,20 @@ def test_saved_flow_holds_the_flagged_exchange_without_credentials(saved_flow):
     data = path.read_bytes()
     assert API_KEY.encode() not in data
     assert QUERY_KEY.encode() not in data
+    assert b"gateway-secret" not in data
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     (flow,) = read_flows(path)
     assert flow.request.headers["authorization"] == "REDACTED-by-toolnames"
+    for name in GATEWAY_HEADERS:
+        assert flow.request.headers[name] == "REDACTED-by-toolnames"
     assert flow.request.query["key"] == "REDACTED-by-toolnames"
     assert json.loads(flow.request.content) == MASTRA_SHAPED
     assert flow.response.status_code == 400
     assert json.loads(flow.response.content)["error"]["message"] == STANDIN_NOT_FOUND
-    (finding,) = flow.metadata["toolnames"]["findings"]
-    assert finding["code"] == "choice-not-in-tools"
+    found = [f["code"] for f in flow.metadata["toolnames"]["findings"]]
+    assert found == ["choice-not-in-tools", "provider-rejected"]
     assert flow.marked
-    assert flow.comment == f"toolnames error: {FINDING}"
+    assert flow.comment == f"toolnames error: {CONFIRMED}"
 
 
 def test_saved_flow_is_readable_by_mitmdump(saved_flow, mitmdump_binary, mitmproxy_confdir):
@@ -313,6 +334,6 @@ def test_saved_flow_read_back_through_the_addon_shows_the_same_annotations(
     output = mitmdump_read(mitmdump_binary, mitmproxy_confdir, path, "-s", "addon/toolnames.py")
 
     (line,) = toolnames_lines(live_log)
-    assert line.endswith(f": toolnames error: {FINDING}")
+    assert line.endswith(f": toolnames error: {CONFIRMED}")
     assert QUERY_KEY not in line  # the addon's line shows the path with the key redacted
     assert toolnames_lines(output) == [line]

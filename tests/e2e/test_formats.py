@@ -225,7 +225,8 @@ def test_responses_observe_forwards_the_exact_bytes_and_logs_a_warning_with_the_
     assert [r["body"] for r in standin.requests] == sent
     line = (
         f"POST 127.0.0.1/v1/responses: toolnames error: choice-not-in-tools: {path} "
-        "'search.web' (10 chars) names no offered tool; offered: 'search_web'"
+        "'search.web' (10 chars) names no offered tool; offered: 'search_web'; "
+        "the provider rejected it too"
     )
     log = proxy.wait_for_log(f"level: WARNING {line}")
     assert toolnames_lines(log) == [line]
@@ -422,13 +423,15 @@ def test_bedrock_observe_flags_a_too_long_name_and_saves_it_without_credentials(
     assert BEDROCK_TOKEN.encode() not in data
     assert flow.request.headers["authorization"] == REDACTED
     assert flow.request.headers["x-amz-security-token"] == REDACTED
-    (finding,) = flow.metadata["toolnames"]["findings"]
-    assert finding["code"] == "name-too-long"
-    assert finding["path"] == BEDROCK_TOOL_PATH
-    assert finding["rule"] == "bedrock"
+    predicted, confirmed = flow.metadata["toolnames"]["findings"]
+    assert (predicted["code"], predicted["path"]) == ("name-too-long", BEDROCK_TOOL_PATH)
+    assert predicted["rule"] == "bedrock"
+    assert (confirmed["code"], confirmed["path"]) == ("provider-rejected", BEDROCK_TOOL_PATH)
+    assert confirmed["message"].endswith("; toolnames had predicted it (name-too-long)")
     proxy.wait_for_log("toolnames error")
     (line,) = annotations(proxy.log_text())
     assert line.startswith(f"toolnames error: name-too-long: {BEDROCK_TOOL_PATH} ")
+    assert line.endswith("; the provider rejected it too")
 
 
 def test_bedrock_block_answers_with_a_validation_exception(mitmdump, mitmdump_binary, standin):
@@ -533,7 +536,7 @@ UPSTREAM_HOST = "127.0.0.2"
 @pytest.fixture
 def upstream_standin():
     """A stand-in provider on 127.0.0.2, while mitmdump listens on 127.0.0.1."""
-    from standin_provider import StandinProvider
+    from standin import StandinProvider
 
     try:
         provider = StandinProvider(host=UPSTREAM_HOST).start()
@@ -578,7 +581,7 @@ def test_rule_set_for_the_providers_host_flags_a_dashed_name_the_openai_rule_all
     "rule_option, expected",
     [
         pytest.param(None, ["name-too-long"], id="openai-rule-by-default"),
-        pytest.param("*=anthropic", [], id="anthropic-rule-for-every-host"),
+        pytest.param("*=anthropic", ["provider-rejected"], id="anthropic-rule-for-every-host"),
     ],
 )
 def test_gateway_rule_accepts_a_100_char_name_that_the_openai_rule_rejects(
@@ -586,9 +589,10 @@ def test_gateway_rule_accepts_a_100_char_name_that_the_openai_rule_rejects(
 ):
     """
     A gateway (LiteLLM, OpenRouter) speaks chat completions but forwards to Anthropic, whose rule
-    allows 128 characters: with `*=anthropic` a 100-character name is fine. The stand-in behind
-    the proxy validates as OpenAI itself does, so it rejects the name either way; that is
-    expected here, it is not the gateway's upstream.
+    allows 128 characters: with `*=anthropic` toolnames predicts nothing. The stand-in behind
+    the proxy validates as OpenAI itself does and rejects the name either way, so with the
+    anthropic rule toolnames hears a rejection it did not predict: the provider's verdict, and
+    a warning that its rule for this host disagrees (issue 15's drift check).
     """
     args = ("--set", f"toolnames_rule={rule_option}") if rule_option else ()
     proxy = mitmdump(*args, binary=mitmdump_binary)
@@ -600,5 +604,8 @@ def test_gateway_rule_accepts_a_100_char_name_that_the_openai_rule_rejects(
     assert json.loads(body)["error"]["code"] == "string_above_max_length"
     lines = lines_after_sentinel(proxy)
     assert [line.split(": ")[1] for line in lines] == expected
-    if expected:
+    if expected == ["name-too-long"]:
         assert "over the 64 allowed by rule openai" in lines[0]
+        assert lines[0].endswith("; the provider rejected it too")
+    elif expected:
+        assert "toolnames had not predicted it (+1 more)" in lines[0]  # and rule-disagrees

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import toolnames_soak
+from soaktest import drive
+from soaktest import phases
+from soaktest import traffic
 
 pytestmark = pytest.mark.e2e
 
@@ -20,18 +22,18 @@ def failed(checks) -> list[str]:
 def test_mixed_flows_are_all_answered_logged_cleanly_and_the_flagged_ones_saved_once(
     mitmdump_binary, tmp_path
 ):
-    run, checks = toolnames_soak.phase_soak(mitmdump_binary, tmp_path, 300, 16, growth=10.0)
+    run, checks = phases.phase_soak(mitmdump_binary, tmp_path, 300, 16, growth=10.0)
     assert failed(checks) == []
     # The mix reaches every kind in every format, streamed and not.
-    kinds = {(toolnames_soak.flow_for(i)[0], toolnames_soak.flow_for(i)[1]) for i in run.done}
-    assert len(kinds) == len(set(toolnames_soak.KINDS)) * len(toolnames_soak.FORMATS)
+    kinds = {(traffic.flow_for(i).kind, traffic.flow_for(i).request.path) for i in run.done}
+    assert len(kinds) == len(set(traffic.KINDS)) * len(traffic.FORMATS)
     assert stat.S_IMODE(run.save.stat().st_mode) == 0o600
 
 
 def test_after_kill_9_every_flagged_flow_completed_before_it_is_read_back(
     mitmdump_binary, tmp_path
 ):
-    run, checks = toolnames_soak.phase_kill(mitmdump_binary, tmp_path, 300, 16, kill_after=120)
+    run, checks = phases.phase_kill(mitmdump_binary, tmp_path, 300, 16, kill_after=120)
     assert failed(checks) == []
     assert run.killed_at is not None
 
@@ -45,13 +47,13 @@ def test_a_record_cut_at_the_end_of_the_file_leaves_the_complete_ones_readable(t
         writer = io.FlowWriter(fo)
         for i in range(3):
             flow = tflow.tflow(resp=True)
-            flow.request.headers[toolnames_soak.ID_HEADER] = str(i)
+            flow.request.headers[traffic.ID_HEADER] = str(i)
             writer.add(flow)
     whole = path.read_bytes()
     cut = tmp_path / "cut.mitm"
     shutil.copyfile(path, cut)
     Path(cut).write_bytes(whole[: len(whole) - 25])
-    flows, reason = toolnames_soak.read_saved(cut)
-    assert toolnames_soak.saved_ids(flows) == [0, 1]
+    flows, reason = drive.read_saved(cut)
+    assert drive.saved_ids(flows) == [0, 1]
     assert reason
-    assert toolnames_soak.read_saved(path)[1] is None
+    assert drive.read_saved(path)[1] is None

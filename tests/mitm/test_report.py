@@ -11,7 +11,7 @@ from mitmproxy.log import ALERT
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from tests import testkit
+from harness import inprocess
 from toolnames_core import FlowRecord
 
 
@@ -42,7 +42,7 @@ MASTRA = {
 def running():
     """The addon and mitmproxy's flow view (which resolves @all), configured as at startup."""
     v = view.View()
-    with testkit.running(v) as (tctx, tn):
+    with inprocess.running(v) as (tctx, tn):
         yield tctx, tn, v
 
 

@@ -16,7 +16,8 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from tests.conftest import ADDON_SCRIPT
+from harness.inprocess import running
+from harness.mitmdump import ADDON_SCRIPT
 from tests.testkit import REQUEST_FIXTURES
 from tests.testkit import RESPONSE_FIXTURES
 from tests.testkit import SDK_DIR
@@ -26,7 +27,6 @@ from tests.testkit import load_sdk
 from tests.testkit import response_api
 from tests.testkit import response_body
 from tests.testkit import row_of
-from tests.testkit import running
 from toolnames_core import bodies
 from toolnames_core import readers
 from toolnames_core.endpoints import detect_api

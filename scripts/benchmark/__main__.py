@@ -1,0 +1,7 @@
+"""python -m benchmark: what scripts/bench runs."""
+
+import sys
+
+from benchmark.cli import main
+
+sys.exit(main())

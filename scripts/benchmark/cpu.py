@@ -1,0 +1,142 @@
+"""(a) CPU per request, in process: Exchange.check_request, the addon's request hook and a
+whole flow's hooks, against json.loads of the same body."""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+
+from mitmproxy import http
+from mitmproxy.test import tflow
+from mitmproxy.test import tutils
+
+from benchmark.workload import CHAT_PATH
+from benchmark.workload import PROVIDER_RESPONSE_HEADERS
+from benchmark.workload import SDK_REQUEST_HEADERS
+from benchmark.workload import Case
+from benchmark.workload import encode
+from harness.inprocess import running
+from harness.load import progress
+from toolnames_core import Exchange
+
+__all__ = ["CpuRow", "bench_cpu", "chat_flow", "time_interleaved"]
+
+
+@dataclass
+class CpuRow:
+    case: Case
+    # name -> seconds per call, one entry per repeat
+    samples: dict[str, list[float]] = field(default_factory=dict)
+
+    def best(self, name: str) -> float:
+        return min(self.samples[name])
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.samples[name])
+
+    def ratio(self, name: str) -> float:
+        return self.best(name) / self.best("json.loads")
+
+
+def _calibrate(fn: Callable[[], object], min_time: float) -> int:
+    number = 1
+    while True:
+        took = timeit.Timer(fn).timeit(number)
+        if took >= min_time or number >= 1 << 20:
+            return number
+        number = max(number * 2, int(number * min_time / max(took, 1e-9) * 1.2))
+
+
+def time_interleaved(
+    fns: dict[str, Callable[[], object]], min_time: float, repeats: int
+) -> dict[str, list[float]]:
+    """Seconds per call of each function, ``repeats`` times, the functions taking turns so
+    that a noisy neighbour slows them all alike."""
+    numbers = {name: _calibrate(fn, min_time) for name, fn in fns.items()}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            # timeit turns the garbage collector off; a parsed body's objects are its work too.
+            timer = timeit.Timer(fn, setup="gc.enable()", globals={"gc": gc})
+            samples[name].append(timer.timeit(numbers[name]) / numbers[name])
+    return samples
+
+
+def _fields(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode(), value.encode()) for name, value in headers]
+
+
+def chat_flow(raw: bytes) -> tuple[http.HTTPFlow, http.Response]:
+    """A live flow of the openai SDK's request with ``raw``, and an answer to give it."""
+    request = tutils.treq(
+        method=b"POST",
+        scheme=b"https",
+        host="api.openai.com",
+        port=443,
+        path=CHAT_PATH.encode(),
+        headers=http.Headers(_fields(SDK_REQUEST_HEADERS)),
+    )
+    request.content = raw
+    response = tutils.tresp(
+        content=encode(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": "gpt-4.1",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "hello"},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+        )
+    )
+    content_length = response.headers["content-length"]
+    response.headers = http.Headers(_fields(PROVIDER_RESPONSE_HEADERS))
+    response.headers["content-length"] = content_length
+    flow = tflow.tflow(req=request, live=True)
+    return flow, response
+
+
+def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
+    min_time, repeats = (0.01, 3) if quick else (0.04, 7)
+    rows = []
+    with running() as (_, tn):
+        for case in chosen:
+            raw = case.raw
+            flow, response = chat_flow(raw)
+            tn.request(flow)
+            if "toolnames" in flow.metadata:
+                raise SystemExit(f"bench body {case.label!r} is flagged: {flow.metadata}")
+
+            def whole_flow(flow=flow, response=response) -> None:
+                flow.response = None
+                tn.request(flow)
+                flow.response = response
+                tn.responseheaders(flow)
+                tn.response(flow)
+
+            fns = {
+                "json.loads": lambda raw=raw: json.loads(raw),
+                "check_request": lambda raw=raw: Exchange("openai-chat", "openai").check_request(
+                    raw
+                ),
+                "request hook": lambda flow=flow: tn.request(flow),
+                "flow hooks": whole_flow,
+            }
+            gc.collect()
+            row = CpuRow(case, time_interleaved(fns, min_time, repeats))
+            rows.append(row)
+            progress(
+                f"(a) {case.label:<16} json.loads {row.best('json.loads') * 1e6:9.1f} µs   "
+                f"request hook {row.ratio('request hook'):5.2f}x   "
+                f"flow hooks {row.ratio('flow hooks'):5.2f}x"
+            )
+    return rows

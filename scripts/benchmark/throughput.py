@@ -1,0 +1,130 @@
+"""(b) Requests per second through a real mitmdump: plain, with a json.loads-only script, and
+with the addon, to the same stand-in provider (in its own process), the same bodies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from benchmark.workload import CHAT_PATH
+from benchmark.workload import QUICK_RPS_CASES
+from benchmark.workload import SDK_LOAD_HEADERS
+from benchmark.workload import Case
+from harness.load import LoadRequest
+from harness.load import progress
+from harness.load import run_load
+from harness.mitmdump import ADDON_SCRIPT
+from harness.mitmdump import start_mitmdump
+from harness.processes import Process
+from harness.processes import ProcessGroup
+from harness.provider import start_standin
+
+__all__ = ["JSON_ONLY_SCRIPT", "VARIANTS", "RpsRow", "bench_rps", "start_bench_mitmdump"]
+
+# A reference for (b): the least any addon that reads the tools must do, parse the body once.
+JSON_ONLY_SCRIPT = """\
+import json
+def request(flow):
+    json.loads(flow.request.content or b"null")
+"""
+
+VARIANTS = ("plain", "json.loads only", "toolnames")
+
+
+@dataclass
+class RpsRow:
+    case: Case
+    # variant -> requests per second, one per round
+    rps: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in VARIANTS})
+    # variant -> mitmdump's own CPU seconds per request, one per round
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in VARIANTS})
+    problems: list[str] = field(default_factory=list)
+
+    def best(self, variant: str) -> float:
+        return max(self.rps[variant])
+
+    def cpu_ms(self, variant: str) -> float:
+        return min(self.cpu[variant]) * 1e3
+
+    @property
+    def ratio(self) -> float:
+        return self.best("toolnames") / self.best("plain")
+
+    @property
+    def cpu_ratio(self) -> float:
+        """What the ratio would be if mitmdump's CPU were all that limited the rate."""
+        return self.cpu_ms("plain") / self.cpu_ms("toolnames")
+
+
+def start_bench_mitmdump(
+    group: ProcessGroup, name: str, binary: Path, upstream: str, workdir: Path, scripts: list[Path]
+) -> Process:
+    """mitmdump as (b) and (c) run it: reverse proxy to the stand-in, logging only warnings
+    and no flow lines, so that its terminal output costs it nothing."""
+    return group.add(
+        start_mitmdump(
+            binary,
+            f"reverse:{upstream}",
+            confdir=workdir / "confdir",
+            log_dir=workdir,
+            name=f"mitmdump ({name})",
+            scripts=scripts,
+            options={"flow_detail": "0"},
+            verbosity="warn",
+        )
+    )
+
+
+def bench_rps(
+    chosen: list[Case], binary: Path, workdir: Path, quick: bool, concurrency: int
+) -> list[RpsRow]:
+    duration, rounds = (0.6, 2) if quick else (1.5, 3)
+    json_only = workdir / "json_only.py"
+    json_only.write_text(JSON_ONLY_SCRIPT)
+    scripts = {"plain": [], "json.loads only": [json_only], "toolnames": [ADDON_SCRIPT]}
+    rows = []
+    procs: dict[str, Process] = {}
+    with ProcessGroup() as group:
+        standin = group.add(start_standin(workdir, name="standin-b", record=False, nodelay=True))
+        for variant in VARIANTS:
+            procs[variant] = start_bench_mitmdump(
+                group, variant, binary, standin.url, workdir, scripts[variant]
+            )
+        for case in chosen:
+            if quick and case.label not in QUICK_RPS_CASES:
+                continue
+            row = RpsRow(case)
+
+            def requests(i: int, body=case.raw) -> LoadRequest:
+                return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
+
+            # Warm up every mitmdump (connections, the stand-in's first parse), then take
+            # turns, the order rotating each round, so that drift and order favour no one.
+            for proc in procs.values():
+                run_load(proc.port, requests, concurrency, count=concurrency * (1 if quick else 2))
+            for r in range(rounds):
+                order = VARIANTS[r % 3 :] + VARIANTS[: r % 3]
+                for variant in order:
+                    proc = procs[variant]
+                    cpu = proc.cpu_seconds()
+                    result = run_load(proc.port, requests, concurrency, duration=duration)
+                    row.rps[variant].append(result.rps)
+                    row.cpu[variant].append((proc.cpu_seconds() - cpu) / max(result.requests, 1))
+                    bad = {s: n for s, n in result.statuses.items() if s != 200}
+                    if bad or result.errors:
+                        row.problems.append(f"{variant}: statuses {bad} {result.errors[:2]}")
+            rows.append(row)
+            progress(
+                f"(b) {case.label:<16} req/s plain {row.best('plain'):6.1f}  "
+                f"json.loads only {row.best('json.loads only'):6.1f}  "
+                f"toolnames {row.best('toolnames'):6.1f}  ratio {row.ratio:.3f}   "
+                f"mitmdump CPU/request {row.cpu_ms('plain'):.2f} / "
+                f"{row.cpu_ms('json.loads only'):.2f} / {row.cpu_ms('toolnames'):.2f} ms"
+                + (f"   PROBLEMS: {row.problems}" if row.problems else "")
+            )
+    for proc in procs.values():
+        log = proc.log_text()
+        if "Traceback" in log or "Addon error" in log:
+            raise RuntimeError(f"{proc.name} logged an error:\n{log[-4000:]}")
+    return rows

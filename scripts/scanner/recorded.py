@@ -1,0 +1,167 @@
+"""What scripts/scan's readers share: the recorded exchange they produce, their failure, body
+decoding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from mitmproxy.net import encoding as mitm_encoding
+
+from toolnames_core import FlowRecord
+
+__all__ = [
+    "PROG",
+    "ReadFailure",
+    "RecordProblem",
+    "RecordedExchange",
+    "SNIFF_BYTES",
+    "convert_record",
+    "decode_body",
+    "header_map",
+    "response_body",
+    "shorten",
+    "split_url",
+    "text_bytes",
+]
+
+PROG = "scan"
+SNIFF_BYTES = 64 * 1024
+
+
+class ReadFailure(Exception):
+    """An input stopped being readable; ``truncated`` when it ended in the middle of a record."""
+
+    def __init__(self, reason: str, truncated: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.truncated = truncated
+
+
+@dataclass(slots=True)
+class RecordedExchange:
+    """One recorded request and its response, as plain data for inspect_exchange."""
+
+    index: int
+    method: str
+    host: str
+    path: str
+    request_content: bytes | None = None
+    request_problem: str | None = None
+    status: int | None = None
+    content_type: str = ""
+    response_content: bytes | None = None
+    flow_id: str | None = None
+    # The live addon's record of the flow, from its toolnames metadata (flow files only).
+    recorded: FlowRecord | None = None
+
+    @property
+    def record_knows_more(self) -> bool:
+        """The live addon saw what the file lacks: the client's own request (fix mode
+        rewrote it) or the answer's body (a stream, saved without it)."""
+        if self.recorded is None:
+            return False
+        answer_missing = self.status is not None and self.response_content is None
+        return self.recorded.action == "fixed" or answer_missing
+
+    @property
+    def endpoint(self) -> str:
+        # Never the query: Gemini's API key travels there (key=...).
+        return f"{self.method.upper()} {self.host}{self.path.split('?', 1)[0]}"
+
+
+@dataclass(slots=True)
+class RecordProblem:
+    """A record that is not a usable exchange (a HAR entry without a request, ...)."""
+
+    index: int
+    reason: str
+
+
+def convert_record(convert, item: object, index: int) -> RecordedExchange | RecordProblem:
+    try:
+        return convert(item, index)
+    except ValueError as e:
+        return RecordProblem(index, str(e))
+
+
+def shorten(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------------------------------------
+# Bodies
+
+
+def decode_body(raw: bytes, content_encoding: str | None) -> tuple[bytes | None, str | None]:
+    """The body without its content-encoding, as the addon's ``get_content(strict=True)`` reads it.
+
+    HAR files and decoded cassettes keep the content-encoding header but store the decoded
+    text: a body that does not decode but is already text is taken as it is.
+    """
+    if not content_encoding:
+        return raw, None
+    try:
+        decoded = mitm_encoding.decode(raw, content_encoding)
+        if isinstance(decoded, str):
+            raise ValueError(f"Invalid Content-Encoding: {content_encoding}")
+        return decoded, None
+    except ValueError as e:
+        if _is_text(raw):
+            return raw, None
+        return None, f"its content-encoding could not be decoded ({e})"
+
+
+def _is_text(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\x00" not in raw
+
+
+def response_body(raw: bytes, content_encoding: str | None) -> bytes:
+    """Like the addon's ``get_content(strict=False)``: the raw body when it does not decode."""
+    decoded, _ = decode_body(raw, content_encoding)
+    return raw if decoded is None else decoded
+
+
+def text_bytes(text: str) -> bytes:
+    # JSON strings may hold lone surrogates; keep them rather than fail.
+    return text.encode("utf-8", "surrogatepass")
+
+
+def header_map(value: object) -> dict[str, str]:
+    """Lower-cased name -> first value, from HAR lists ({name, value} or [name, value]) or
+    cassette mappings (name -> value or [values])."""
+    out: dict[str, str] = {}
+    items: list = []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list):
+        for h in value:
+            if isinstance(h, dict):
+                items.append((h.get("name"), h.get("value")))
+            elif isinstance(h, (list, tuple)) and len(h) >= 2:
+                items.append((h[0], h[1]))
+    for name, v in items:
+        if isinstance(v, list):
+            v = v[0] if v else None
+        if isinstance(v, bytes):
+            v = v.decode("latin-1")
+        if isinstance(name, str) and isinstance(v, (str, int)):
+            out.setdefault(name.lower(), str(v))
+    return out
+
+
+def split_url(url: str) -> tuple[str, str]:
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        return "", url
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    return host, path

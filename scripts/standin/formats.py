@@ -1,0 +1,41 @@
+"""The stand-in's wire formats, in one explicit list, and which of them serves a path.
+
+One module per format, named like the addon's adapters (toolnames_core/formats/):
+openai_chat, openai_responses, anthropic_messages, gemini, bedrock_converse; what they share
+is in shared.py. The HTTP side is server.py.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from standin.anthropic_messages import AnthropicMessages
+from standin.bedrock_converse import BedrockConverse
+from standin.gemini import Gemini
+from standin.openai_chat import ChatCompletions
+from standin.openai_responses import Responses
+from standin.shared import StandinFormat
+
+__all__ = ["FORMATS", "Route", "route"]
+
+FORMATS: tuple[StandinFormat, ...] = (
+    ChatCompletions(),
+    Responses(),
+    AnthropicMessages(),
+    Gemini(),
+    BedrockConverse(),
+)
+
+
+class Route(NamedTuple):
+    format: StandinFormat
+    mode: str  # "json", "stream", or "body" (see StandinFormat.mode_for)
+
+
+def route(path: str) -> Route | None:
+    """The format that serves a request path (no query), and how it answers; None if none does."""
+    for fmt in FORMATS:
+        mode = fmt.mode_for(path)
+        if mode is not None:
+            return Route(fmt, mode)
+    return None

@@ -1,0 +1,35 @@
+"""(a) CPU per request (benchmark.cpu)."""
+
+from benchmark.cpu import bench_cpu
+from benchmark.cpu import chat_flow
+from benchmark.cpu import time_interleaved
+from benchmark.workload import cases
+
+
+def test_each_function_is_timed_once_per_repeat():
+    calls = {"a": 0, "b": 0}
+
+    def bump(name):
+        calls[name] += 1
+
+    samples = time_interleaved({"a": lambda: bump("a"), "b": lambda: bump("b")}, 0.001, 3)
+
+    assert [len(s) for s in samples.values()] == [3, 3]
+    assert all(t > 0 for s in samples.values() for t in s)
+    assert calls["a"] > 3 and calls["b"] > 3
+
+
+def test_the_flow_is_the_openai_sdks_request_and_a_clean_answer():
+    flow, response = chat_flow(b'{"model": "m"}')
+
+    assert flow.live and flow.request.path == "/v1/chat/completions"
+    assert flow.request.headers["x-stainless-lang"] == "python"
+    assert response.status_code == 200 and b"hello" in response.content
+
+
+def test_a_quick_run_measures_the_four_functions_for_each_body():
+    rows = bench_cpu(cases(labels_with=["small"]), quick=True)
+
+    assert [r.case.label for r in rows] == ["no tools, small"]
+    assert set(rows[0].samples) == {"json.loads", "check_request", "request hook", "flow hooks"}
+    assert rows[0].ratio("json.loads") == 1.0

@@ -1,0 +1,48 @@
+"""The benchmark's tables and verdicts (benchmark.report)."""
+
+from benchmark.cpu import CpuRow
+from benchmark.report import TARGET_CPU
+from benchmark.report import report_cpu
+from benchmark.report import report_stream
+from benchmark.report import table
+from benchmark.streaming import StreamRow
+from benchmark.workload import Case
+
+
+def cpu_row(tools: int, json_loads: float, hook: float) -> CpuRow:
+    samples = {
+        "json.loads": [json_loads, json_loads * 2],
+        "check_request": [hook],
+        "request hook": [hook],
+        "flow hooks": [hook * 2],
+    }
+    return CpuRow(Case(f"{tools} tools", b"{}", tools), samples)
+
+
+def test_a_table_pads_every_cell_to_its_column():
+    text = table(["a", "bb"], [["ccc", "d"]])
+
+    assert text.splitlines() == ["| a   | bb |", "|-----|----|", "| ccc | d  |"]
+
+
+def test_cpu_targets_pass_up_to_the_limit_and_miss_beyond_it():
+    part = report_cpu([cpu_row(10, 1e-5, 1e-5 * TARGET_CPU), cpu_row(10, 1e-5, 1e-5 * 1.6)])
+
+    assert [t.result for t in part.targets] == ["PASS", "MISS"]
+    assert "1.50x" in part.targets[0].measured and "| 10 tools |" in part.text
+
+
+def test_a_body_without_tools_is_held_to_the_stricter_target():
+    assert report_cpu([cpu_row(0, 1e-5, 0.6e-5)]).targets[0].result == "MISS"
+
+
+def test_the_stream_is_judged_against_streaming_mitmdump_and_identical_bytes():
+    rows = [
+        StreamRow("plain mitmdump", [0.2], [0.2]),
+        StreamRow("streaming mitmdump", [0.010], [0.2]),
+        StreamRow("mitmdump + toolnames", [0.0104], [0.2]),
+    ]
+    assert [t.result for t in report_stream(rows, 50).targets] == ["PASS", "PASS"]
+
+    rows[2].identical = False
+    assert report_stream(rows, 50).targets[0].result == "MISS"

@@ -1,0 +1,41 @@
+"""What the benchmark sends (benchmark.workload)."""
+
+import json
+
+from benchmark.workload import SDK_LOAD_HEADERS
+from benchmark.workload import cases
+from benchmark.workload import chat_body
+from benchmark.workload import encode
+from benchmark.workload import tool_name
+
+
+def test_the_cases_span_one_to_a_thousand_tools_and_two_megabyte_bodies():
+    by_label = {case.label: case for case in cases()}
+
+    assert [c.tools for c in by_label.values()] == [1, 10, 100, 1000, 50, 0, 0]
+    assert 1.9e6 < len(by_label["2 MB, 50 tools"].raw) < 2.1e6  # "about" 2 MB
+    assert 1.9e6 < len(by_label["no tools, 2 MB"].raw) < 2.1e6
+    assert by_label["no tools, 2 MB"].size == f"{len(by_label['no tools, 2 MB'].raw) / 1e6:.1f} MB"
+    assert len(json.loads(by_label["1000 tools"].raw)["tools"]) == 1000
+
+
+def test_cases_are_chosen_by_part_of_their_label():
+    assert [c.label for c in cases(labels_with=["small"])] == ["no tools, small"]
+    assert [c.label for c in cases(only=["1 tool", "10 tools"])] == ["1 tool", "10 tools"]
+
+
+def test_tool_names_are_distinct_and_valid_everywhere():
+    names = [tool_name(i) for i in range(1000)]
+
+    assert len(set(names)) == 1000
+    assert all(n.replace("_", "").isalnum() and len(n) <= 64 for n in names)
+
+
+def test_bodies_are_reproducible_and_encoded_as_the_sdk_sends_them():
+    assert encode(chat_body(10)) == encode(chat_body(10))
+    assert b": " not in encode({"a": 1, "b": "é"}) and "é".encode() in encode({"b": "é"})
+
+
+def test_the_load_headers_leave_what_http_client_sets_itself():
+    assert "Host" not in SDK_LOAD_HEADERS and "Connection" not in SDK_LOAD_HEADERS
+    assert SDK_LOAD_HEADERS["user-agent"].startswith("OpenAI/Python")

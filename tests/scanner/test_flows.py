@@ -1,0 +1,86 @@
+"""mitmproxy flow files (scanner.flows)."""
+
+import json
+
+from mitmproxy import io as mitm_io
+from mitmproxy.test import tflow
+
+from scanner import samples
+from tests.testkit import scan_json
+
+
+def test_non_http_flows_are_skipped_but_keep_the_flow_numbering(capsys, tmp_path):
+    flows = [tflow.ttcpflow(), samples.chat_flow("names", samples.bad_names_body())]
+    code, rows, err = scan_json(capsys, samples.write_flows(tmp_path / "mixed.mitm", flows))
+
+    assert {r["flow"] for r in rows} == {1}
+    assert "1 recorded exchange," in err
+
+
+def test_a_flow_whose_request_body_was_streamed_through_is_reported_as_unread(capsys, tmp_path):
+    flow = samples.chat_flow("streamed-request", samples.bad_names_body())
+    flow.request.raw_content = None
+
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "s.mitm", [flow]))
+
+    assert [r["code"] for r in rows] == ["request-unreadable"]
+
+
+def test_scan_runs_on_flows_written_by_mitmproxy_itself(tmp_path, capsys):
+    # io.FlowWriter straight from tflow(): the shape mitmdump -w writes.
+    flow = tflow.tflow(resp=True)
+    flow.request.method = "POST"
+    flow.request.path = "/v1/chat/completions"
+    flow.request.text = json.dumps(samples.bad_names_body())
+    # tflow's own answer is a 200 "message": read as the provider accepting the bad names, it
+    # would (rightly) turn every finding into a rule-disagrees. Answer as OpenAI does instead.
+    flow.response.status_code = 400
+    flow.response.headers["content-type"] = "application/json"
+    flow.response.text = json.dumps(samples.provider_rejection(samples.bad_names_body()))
+    with open(tmp_path / "raw.flows", "wb") as f:
+        mitm_io.FlowWriter(f).add(flow)
+
+    _, rows, _ = scan_json(capsys, tmp_path / "raw.flows")
+
+    assert sorted((r["path"], r["code"]) for r in rows) == [
+        ("tools[0].function.name", "name-invalid-chars"),
+        ("tools[0].function.name", "provider-rejected"),
+        ("tools[1].function.name", "name-too-long"),
+        ("tools[2].function.name", "name-invalid-chars"),
+    ]
+
+
+def saved_stream(request_body: dict, metadata: dict | None = None):
+    """A streamed answer as mitmproxy saves it: status and headers, no body."""
+    flow = samples.chat_flow("stream", request_body, b"", content_type="text/event-stream")
+    flow.response.raw_content = None
+    if metadata is not None:
+        flow.metadata["toolnames"] = metadata
+    return flow
+
+
+def test_a_saved_stream_is_judged_by_what_the_live_addon_recorded(capsys, tmp_path):
+    # toolnames_save keeps a flow flagged only for its streamed answer, without the stream.
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "search_web"}}]}
+    unknown_call = {
+        "code": "response-unknown-tool",
+        "severity": "error",
+        "path": "choices[0].delta.tool_calls[0].function.name",
+        "message": "the answer calls 'delete_all' (10 chars), a tool the request never offered",
+    }
+    record = {"api": "openai-chat", "rule": "openai", "mode": "observe", "action": "observed"}
+    flow = saved_stream(body, {**record, "findings": [unknown_call]})
+
+    code, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "s.mitm", [flow]))
+
+    assert [(r["code"], r["severity"]) for r in rows] == [("response-unknown-tool", "error")]
+    assert code == 1  # an error: the scan fails as the live run flagged it
+
+
+def test_a_saved_stream_without_a_record_is_said_to_be_unchecked(capsys, tmp_path):
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "search_web"}}]}
+
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "s.mitm", [saved_stream(body)]))
+
+    assert [(r["code"], r["severity"]) for r in rows] == [("response-unreadable", "warning")]
+    assert "store_streamed_bodies" in rows[0]["message"]

@@ -1,0 +1,283 @@
+"""The scan (scanner.run): every format found by its content and read, every exchange checked by
+the addon's own code, an incomplete scan told apart from a verdict.
+"""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from harness.inprocess import running
+from harness.mitmdump import ADDON_SCRIPT
+from scanner import cli
+from scanner import run
+from scanner import samples
+from tests.testkit import BAD_CASE_FINDINGS
+from tests.testkit import FORMAT_OF
+from tests.testkit import SCAN_SCRIPT
+from tests.testkit import SDK_DIR
+from tests.testkit import WRITERS
+from tests.testkit import bad_flows
+from tests.testkit import cut_file
+from tests.testkit import exchange_for
+from tests.testkit import run_scan
+from tests.testkit import scan_env
+from tests.testkit import scan_found
+from tests.testkit import scan_json
+
+
+@pytest.mark.parametrize("name", WRITERS)
+def test_every_format_reports_every_bad_case(capsys, recordings, name):
+    code, rows, err = scan_json(capsys, recordings[name])
+
+    assert scan_found(rows) == sorted(BAD_CASE_FINDINGS)
+    assert code == 1
+    assert {r["format"] for r in rows} == {FORMAT_OF[name]}
+    assert "7 recorded exchanges, 6 LLM API calls checked: 7 errors, 0 warnings, 0 info" in err
+
+
+def test_other_wire_formats_go_through_the_same_checks(capsys, tmp_path):
+    body = json.loads((SDK_DIR / "anthropic-messages-tools.json").read_text())["body"]
+    body["tools"][0]["name"] = "weather.get"
+    flow = samples.chat_flow("anthropic", body, host="api.anthropic.com", path="/v1/messages")
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "a.mitm", [flow]))
+
+    assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
+        ("anthropic-messages", "anthropic", "name-invalid-chars", "tools[0].name")
+    ]
+
+
+@pytest.mark.parametrize(
+    "content, name, message",
+    [
+        (os.urandom(4096), "random.bin", "not a mitmproxy flow file, HAR file or cassette"),
+        (
+            b"\x00\x01garbage" * 100,
+            "garbage.mitm",
+            "not a readable mitmproxy flow file: not a tnetstring",
+        ),
+        (
+            b'{"name": "toolnames", "version": "1"}',
+            "package.json",
+            "not a readable HAR file or JSON cassette: a JSON document with no log.entries",
+        ),
+        (b"", "empty.har", "not a readable HAR file or JSON cassette: not a JSON object"),
+        (
+            b"steps:\n- run: make\n",
+            "ci.yaml",
+            "not a readable cassette: YAML without an interactions list",
+        ),
+    ],
+    ids=["random-bytes", "garbage-named-mitm", "json-not-har", "empty-har", "yaml-not-cassette"],
+)
+def test_exit_2_for_a_file_that_is_not_traffic(tmp_path, content, name, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+
+    result = run_scan(path)
+
+    assert result.returncode == 2
+    assert f"scan: {path}: {message}" in result.stderr
+    assert "1 file (1 unreadable)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("flows.mitm", r"truncated after 3 flows: the file ends inside flow 4 (it declares"),
+        ("traffic.har", "truncated after 3 entries: the JSON ends inside log.entries[3]"),
+        ("cassette.yaml", "truncated after 3 interactions: invalid YAML at line"),
+    ],
+)
+def test_exit_2_for_a_truncated_file_still_reports_what_was_read(recordings, name, message):
+    path = cut_file(recordings[name], 0.55)
+
+    result = run_scan("--json", path)
+
+    assert result.returncode == 2  # 2 wins over the error findings
+    assert f"scan: {path}: {message}" in result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {r["flow"] for r in rows} >= {0, 1, 2}
+    assert "choice-not-in-tools" in {r["code"] for r in rows}
+
+
+def test_a_bug_in_a_check_is_exit_2_not_a_finding(capsys, monkeypatch, recordings):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(run, "inspect_exchange", broken)
+
+    code = cli.main([str(recordings["flows.mitm"])])
+
+    assert code == 2
+    assert (
+        "flow 0: toolnames failed on this exchange: RuntimeError: boom" in capsys.readouterr().err
+    )
+
+
+def test_gzip_and_zhar_files_are_read_as_they_stream(capsys, tmp_path):
+    flows = [samples.chat_flow("names", samples.bad_names_body())]
+    (tmp_path / "f.mitm.gz").write_bytes(gzip.compress(samples.flow_bytes(flows)))
+    # mitmproxy's `save.har x.zhar` writes zlib-compressed JSON.
+    (tmp_path / "x.zhar").write_bytes(
+        zlib.compress(json.dumps(samples.har_document(flows)).encode(), 9)
+    )
+    (tmp_path / "c.yaml.gz").write_bytes(gzip.compress(samples.cassette_text(flows).encode()))
+
+    code, rows, err = scan_json(capsys, tmp_path)
+
+    assert sorted({(Path(r["file"]).name, r["format"]) for r in rows}) == [
+        ("c.yaml.gz", "cassette"),
+        ("f.mitm.gz", "mitmproxy"),
+        ("x.zhar", "har"),
+    ]
+    assert len(rows) == 9 and code == 1, err
+
+
+def test_a_cut_gzip_file_reports_the_flows_before_the_cut(capsys, tmp_path):
+    flows = [samples.chat_flow(f"names-{i}", samples.bad_names_body()) for i in range(40)]
+    path = tmp_path / "f.mitm.gz"
+    data = gzip.compress(samples.flow_bytes(flows), compresslevel=1)
+    path.write_bytes(data[: len(data) * 3 // 4])
+
+    code, rows, err = scan_json(capsys, path)
+
+    assert code == 2
+    assert "truncated after" in err and "Compressed file ended" in err
+    assert len({r["flow"] for r in rows}) >= 10
+
+
+def test_a_flow_fixed_in_flight_reports_what_the_app_sent_from_its_record(capsys, tmp_path):
+    flow = samples.chat_flow("mastra", samples.mastra_choice_mismatch_body())
+    flow.live = True  # as toolnames_save writes it: rewritten on its way to the provider
+    with running(toolnames_mode="fix") as (tctx, tn):
+        tn.request(flow)
+    flow.live = False
+    assert flow.metadata["toolnames"]["action"] == "fixed"
+    # Its body is the fixed one: checked again, it would look clean.
+    path = samples.write_flows(tmp_path / "fixed.mitm", [flow])
+    assert "choice-not-in-tools" not in str(
+        exchange_for(flow.request.content, "openai-chat", "openai").findings
+    )
+
+    code, rows, _ = scan_json(capsys, path)
+
+    assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
+        ("openai-chat", "openai", "choice-not-in-tools", "tool_choice.function.name")
+    ]
+    assert "'search.web'" in rows[0]["message"]
+    assert code == 1
+
+
+def test_a_recorded_200_for_names_the_rule_rejects_says_the_rule_disagrees(tmp_path, capsys):
+    # The provider accepted what the rule rejects (a gateway with a laxer rule, say): each
+    # name finding gets its rule-disagrees beside it, as a warning.
+    flow = samples.chat_flow(
+        "lax", samples.bad_names_body(), samples.completion(("get_weather", "{}"))
+    )
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "lax.mitm", [flow]))
+
+    disagreements = [(r["path"], r["severity"]) for r in rows if r["code"] == "rule-disagrees"]
+    assert sorted(disagreements) == [
+        ("tools[0].function.name", "warning"),
+        ("tools[1].function.name", "warning"),
+        ("tools[2].function.name", "warning"),
+    ]
+
+
+# -- mitmdump itself, and memory ------------------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_mitmdump_reads_the_same_files_and_logs_the_findings_as_warnings(tmp_path, mitmdump_binary):
+    path = samples.write_flows(tmp_path / "bad.mitm", bad_flows())
+
+    result = subprocess.run(
+        [
+            str(mitmdump_binary),
+            "-nr",
+            str(path),
+            "-s",
+            str(ADDON_SCRIPT),
+            "--flow-detail",
+            "0",
+            "--set",
+            "termlog_verbosity=warn",
+            "--set",
+            f"confdir={tmp_path / 'confdir'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if "toolnames" in line]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [line.split(": toolnames ", 1)[1].split(":")[:2] for line in lines] == [
+        ["error", " choice-not-in-tools"],
+        ["error", " name-invalid-chars"],
+        ["error", " response-unknown-tool"],
+        ["error", " response-unknown-tool"],
+        ["error", " response-unknown-tool"],
+    ]
+
+
+def test_memory_stays_bounded_while_scanning_a_large_flow_file(tmp_path):
+    # ~200 MB of flows, each a 110 KB request (a long conversation) with a bad name and a
+    # hallucinated call: written by repeating one flow's bytes, which takes a fraction of a second.
+    body = samples.weather_request_body()
+    body["messages"] = [
+        {"role": "user" if i % 2 else "assistant", "content": "lorem ipsum dolor " * 300}
+        for i in range(20)
+    ]
+    body["tools"].append(samples.function_tool("bad.name"))
+    one = samples.flow_bytes([samples.chat_flow("big", body, samples.hallucinated_call_response())])
+    count = 200 * 1024 * 1024 // len(one)
+    path = tmp_path / "big.mitm"
+    with open(path, "wb") as f:
+        for _ in range(count):
+            f.write(one)
+    size_mb = path.stat().st_size / 2**20
+
+    # The scan runs under a small Python that reports its child's peak RSS: measured from
+    # pytest directly, the child's figure would include pytest's own pages (Linux counts the
+    # memory a process had before exec in its maxrss).
+    measure = (
+        "import resource, subprocess, sys\n"
+        "with open(sys.argv[1], 'wb') as out, open(sys.argv[2], 'wb') as err:\n"
+        "    code = subprocess.call(sys.argv[3:], stdout=out, stderr=err, stdin=subprocess.DEVNULL)\n"
+        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            measure,
+            tmp_path / "out.jsonl",
+            tmp_path / "err.txt",
+            SCAN_SCRIPT,
+            "--json",
+            path,
+        ],
+        capture_output=True,
+        text=True,
+        env=scan_env(),
+        timeout=600,
+        check=True,
+    )
+    code, peak_kib = map(int, result.stdout.split())
+    peak_mb = peak_kib / 1024  # ru_maxrss is in KiB on Linux
+
+    assert code == 1, (tmp_path / "err.txt").read_text()
+    assert (
+        f"{count} recorded exchanges, {count} LLM API calls checked: {2 * count} errors"
+        in (tmp_path / "err.txt").read_text()
+    )
+    assert size_mb > 190
+    assert peak_mb < 150, f"peak RSS {peak_mb:.0f} MB while scanning {size_mb:.0f} MB"
