@@ -16,8 +16,9 @@ The fast reader never gives a different answer: wherever it cannot decide the wa
   order mark, UTF-16): json decides;
 - bytes that are not strict UTF-8: msgspec does not check the strings it skips, json.loads
   does (with surrogatepass), so such a body goes to json before msgspec sees it;
-- nesting past the interpreter's recursion limit: both count depth the same way, so both
-  fail alike (msgspec's RecursionError goes to json, which raises its own).
+- nesting near the interpreter's recursion limit: both count depth with the interpreter's
+  counter, json.loads with a few calls more on the way in, so msgspec is called a few
+  levels deeper still (``DEPTH_MARGIN``) and refuses first; json then decides.
 
 Integers of more than 4300 digits, which json.loads refuses (CVE-2020-10735's guard) and
 msgspec skips, are read by the standard reader too, as floats, so both call such a body JSON.
@@ -26,6 +27,7 @@ msgspec skips, are read by the standard reader too, as floats, so both call such
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -78,6 +80,33 @@ def _standard_event(data: bytes, shape: object = None) -> object:
 STANDARD = Reader("json", "the standard library's json", _standard_body, _standard_event)
 
 
+# How many calls, each counted against the interpreter's recursion limit, the fast reader
+# puts between itself and msgspec, so that msgspec refuses a body nested near the limit
+# before json.loads would (json.loads enters its scanner through a counted call, and on
+# Python 3.11 every Python frame on its way in counts too); json then decides. Measured:
+# 1 leaves 2 levels to spare on Python 3.13, 4 leaves 3 on Python 3.11.
+DEPTH_MARGIN = 1 if sys.version_info >= (3, 12) else 4
+
+
+class _Deeper:
+    """Calls ``inner`` through a call CPython counts against the recursion limit (the
+    ``__call__`` of a Python class's instance)."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Callable[[bytes], object]) -> None:
+        self.inner = inner
+
+    def __call__(self, content: bytes) -> object:
+        return self.inner(content)
+
+
+def _deeper(decode: Callable[[bytes], object], levels: int) -> Callable[[bytes], object]:
+    for _ in range(levels):
+        decode = _Deeper(decode)
+    return decode
+
+
 def _fast_reader() -> Reader | None:
     try:
         # Optional: absent from mitmproxy's binary builds, and from many an install.
@@ -87,28 +116,42 @@ def _fast_reader() -> Reader | None:
     decoders: dict[object, Callable[[bytes], object]] = {}
     refused = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
 
-    def decode(content: bytes, shape: object, standard: Callable[[bytes], object]) -> object:
-        if shape is None:
-            return standard(content)
-        if not content.isascii():
-            try:
-                content.decode("utf-8")
-            except UnicodeDecodeError:
-                return standard(content)
-        decoder = decoders.get(shape)
-        if decoder is None:
-            decoder = decoders[shape] = msgspec.json.Decoder(shape).decode
-        try:
-            return decoder(content)
-        except refused:
-            return standard(content)
+    def decoder(shape: object) -> Callable[[bytes], object]:
+        found = decoders.get(shape)
+        if found is None:
+            found = decoders[shape] = _deeper(msgspec.json.Decoder(shape).decode, DEPTH_MARGIN)
+        return found
 
-    return Reader(
-        "msgspec",
-        f"msgspec {msgspec.__version__}, decoding only the fields toolnames reads",
-        lambda content, shape=None: decode(content, shape, _standard_body),
-        lambda data, shape=None: decode(data, shape, _standard_event),
-    )
+    # Each falls back to json in its own frame, as deep in the stack as the standard
+    # reader's own function would call it: where json gives up on nesting depends on that.
+    def body(content: bytes, shape: object = None) -> object:
+        if shape is not None and (content.isascii() or _utf8(content)):
+            try:
+                return decoder(shape)(content)
+            except refused:
+                pass
+        return loads(content)
+
+    def event(data: bytes, shape: object = None) -> object:
+        if shape is not None and (data.isascii() or _utf8(data)):
+            try:
+                return decoder(shape)(data)
+            except refused:
+                pass
+        return loads(data.decode("utf-8"))
+
+    description = f"msgspec {msgspec.__version__}, decoding only the fields toolnames reads"
+    return Reader("msgspec", description, body, event)
+
+
+def _utf8(content: bytes) -> bool:
+    # msgspec does not check the strings it skips; json.loads reads no body that is not UTF-8
+    # (UTF-16 and UTF-32 bodies aside, which msgspec refuses anyway).
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 FAST = _fast_reader()

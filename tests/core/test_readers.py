@@ -164,6 +164,30 @@ def test_bodies_at_the_edge_of_what_the_decoders_agree_on_get_one_answer(api, co
         )
 
 
+def nested(depth: int) -> bytes:
+    return b'{"model": ' + b"[" * depth + b"]" * depth + b', "tools": [{"name": "a.b"}]}'
+
+
+@needs_msgspec
+def test_nesting_at_the_recursion_limit_is_read_alike():
+    # Both decoders count depth with the interpreter's C recursion counter: where json.loads
+    # stops, msgspec stops too, in a key no adapter reads as much as in one it does.
+    low, high = 1, 1_000_000
+    while low < high:  # json.loads's deepest array here
+        depth = (low + high + 1) // 2
+        try:
+            json.loads(nested(depth))
+            low = depth
+        except RecursionError:
+            high = depth - 1
+    for depth in (low - 1, low, low + 1, low + 2):
+        for api in APIS:
+            same_request(
+                outcome(api, "openai", nested(depth), True, readers.FAST),
+                outcome(api, "openai", nested(depth), True, readers.STANDARD),
+            )
+
+
 # -- properties: any body, any answer, streamed or not -------------------------------------------
 
 
