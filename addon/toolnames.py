@@ -245,7 +245,8 @@ class ToolNames:
             status, headers, body = exchange.block_response()
             flow.response = http.Response.make(status, body, headers)
         if exchange.request_findings or exchange.fixes:
-            comment = flows.mark(flow, FlowRecord.of(exchange, mode))
+            recorded = FlowRecord.of(exchange, mode, flows.client(flow.request))
+            comment = flows.mark(flow, recorded)
             if not flow.live and flow.response is None and flow.error is None:
                 # A recorded request without an answer never completes: log it now.
                 self._log(flow, comment)
@@ -261,7 +262,8 @@ class ToolNames:
         if not is_stream(flows.header(response, b"content-type")):
             return  # a whole body is read once the flow completes
         exchange = self.exchanges.get(flow)
-        tap = exchange.stream_tap() if exchange is not None else None
+        encoding = flows.header(response, b"content-encoding")
+        tap = exchange.stream_tap(encoding) if exchange is not None else None
         if tap is not None:
             response.stream = tap
 
@@ -305,7 +307,7 @@ class ToolNames:
             exchange.response_unread(status, STREAMED_UNREAD)
         recorded = None
         if exchange.findings or exchange.fixes:
-            recorded = FlowRecord.of(exchange, self.mode)
+            recorded = FlowRecord.of(exchange, self.mode, flows.client(flow.request))
             self._log(flow, flows.mark(flow, recorded))
         self._save(flow, recorded)
 

@@ -160,8 +160,12 @@ def test_fix_mode_leaves_an_ambiguous_choice_alone_and_says_why():
     assert meta["action"] == "observed"
     assert "fixes" not in meta
     (skipped,) = meta["fix_skipped"]
-    assert skipped["reason"].startswith("known rewrites map it to several offered tools")
+    assert skipped["reason"] == "could be 'Search_Web' (mastra) or 'search_web' (openai-agents)"
     assert f.marked == ":warning:"
+    # Where the user looks, not only in the metadata: the comment, hence the log line.
+    assert f.comment.endswith(
+        "; not fixed: 'Search.Web' could be 'Search_Web' (mastra) or 'search_web' (openai-agents)"
+    )
 
 
 def test_fix_mode_keeps_a_gzip_body_gzipped():
@@ -194,6 +198,35 @@ def test_block_mode_answers_400_in_openai_error_shape_naming_the_offered_tools()
     assert f.metadata["toolnames"]["action"] == "blocked"
     assert f.marked == ":no_entry:"
     assert f.comment.startswith("toolnames blocked: choice-not-in-tools: ")
+
+
+@pytest.mark.parametrize(
+    "name,shown,label",
+    [
+        ("search\u202eweb", r"'search\u202eweb'", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("search\u200bweb", r"'search\u200bweb'", "U+200B ZERO WIDTH SPACE"),
+        ("get\nweather", r"'get\nweather'", "U+000A LINE FEED"),
+        ("e\u0301cho", r"'e\u0301cho'", "U+0301 COMBINING ACUTE ACCENT"),
+        ("se\u0430rch", r"'se\u0430rch'", "U+0430 CYRILLIC SMALL LETTER A"),
+        ("nb\u00a0sp", r"'nb\u00a0sp'", "U+00A0 NO-BREAK SPACE"),
+    ],
+)
+def test_a_name_is_shown_in_one_escaped_form_in_log_comment_and_block_message(
+    name, shown, label, caplog
+):
+    caplog.set_level(logging.WARNING)
+    with running(toolnames_mode="block") as (tctx, tn):
+        f = chat_flow({"model": "m", "messages": [], "tools": [fn(name)]})
+        tn.request(f)
+        tn.response(f)
+    described = f"{shown} ({len(name)} chars; {label})"
+    message = json.loads(f.response.content)["error"]["message"]
+    (line,) = warnings_logged(caplog)
+    for text in (message, f.comment, line):
+        assert described in text
+        assert name not in text
+    # The client's own message lists the offered names in the same form.
+    assert f"offered: {shown}" in message
 
 
 def test_block_mode_names_the_offered_tools_for_a_bad_tool_name_too():
@@ -364,6 +397,21 @@ def test_metadata_records_api_rule_mode_action_and_findings_as_plain_json():
             }
         ],
     }
+
+
+def test_the_record_names_the_client_that_sent_a_flagged_request():
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        f.request.headers["user-agent"] = (
+            "ai-sdk/openai-compatible/2.0.62 ai-sdk/provider-utils/4.0.40 runtime/node.js/v20.20.2"
+        )
+        tn.request(f)
+        tn.response(provider_error(f))
+    assert f.metadata["toolnames"]["client"] == (
+        "Vercel AI SDK ai-sdk/openai-compatible (Mastra's model router uses it) 2.0.62 "
+        "(node.js v20.20.2)"
+    )
+    assert FlowRecord.from_metadata(f.metadata["toolnames"]).client.startswith("Vercel AI SDK")
 
 
 def test_the_comment_is_one_line_that_leads_with_the_worst_finding():

@@ -21,10 +21,12 @@ import urllib.request
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import strategies as st
 from mitmproxy import io as mitmproxy_io
+from mitmproxy.exceptions import FlowReadException
 
 from scanner import cli
 from scanner import samples
@@ -245,7 +247,13 @@ def wait_for_flows(path: Path, count: int, timeout: float = 10.0) -> list:
     """The flows saved so far, once there are `count` (a flow is saved when it completes)."""
     deadline = time.monotonic() + timeout
     while True:
-        flows = read_flows(path) if path.exists() else []
+        try:
+            flows = read_flows(path) if path.exists() else []
+        except FlowReadException:
+            # Read while mitmdump was writing a flow: its record is not whole yet.
+            if time.monotonic() > deadline:
+                raise
+            flows = []
         if len(flows) >= count or time.monotonic() > deadline:
             return flows
         time.sleep(0.05)
@@ -432,6 +440,51 @@ ANSI = "\x1b["
 
 def scan_env() -> dict[str, str]:
     return {**os.environ, "TOOLNAMES_SCAN_PYTHON": sys.executable}
+
+
+def big_flagged_flow():
+    """A flow whose 110 KB request (a long conversation) offers a bad name and whose answer
+    calls a tool never offered: two errors, for the scanner's memory tests."""
+    body = samples.weather_request_body()
+    body["messages"] = [
+        {"role": "user" if i % 2 else "assistant", "content": "lorem ipsum dolor " * 300}
+        for i in range(20)
+    ]
+    body["tools"].append(samples.function_tool("bad.name"))
+    return samples.chat_flow("big", body, samples.hallucinated_call_response())
+
+
+class MeasuredScan(NamedTuple):
+    code: int
+    peak_mb: float  # the scan's peak RSS
+    stderr: str
+
+
+# Run by a small Python between pytest and the scan: measured from pytest directly, the scan's
+# figure would include pytest's own pages (Linux counts what a process held before exec in its
+# maxrss).
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "with open(sys.argv[1], 'wb') as err:\n"
+    "    code = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err,"
+    " stdin=subprocess.DEVNULL)\n"
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
+def measured_scan(path: Path, workdir: Path) -> MeasuredScan:
+    """``scripts/scan --json path``: its exit code, peak RSS and what it wrote to stderr."""
+    err = workdir / "scan-stderr.txt"
+    result = subprocess.run(
+        [sys.executable, "-c", _MEASURE, err, SCAN_SCRIPT, "--json", path],
+        capture_output=True,
+        text=True,
+        env=scan_env(),
+        timeout=600,
+        check=True,
+    )
+    code, peak_kib = map(int, result.stdout.split())
+    return MeasuredScan(code, peak_kib / 1024, err.read_text())  # ru_maxrss is in KiB
 
 
 def run_scan(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

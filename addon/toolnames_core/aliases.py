@@ -26,6 +26,7 @@ from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.names import quote_name
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import valid_name_pattern
 
@@ -83,7 +84,9 @@ def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> 
         if offered.count(name) > 1:
             plan.skipped.append(
                 SkippedFix(
-                    "", name, f"offered {offered.count(name)} times; no alias can tell them apart"
+                    "",
+                    name,
+                    f"is offered {offered.count(name)} times; no alias can tell them apart",
                 )
             )
             continue
@@ -91,7 +94,9 @@ def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> 
         if alias in taken or alias in aliased.values():
             alias = alias_for(name, rule, digest_len=2 * DIGEST_LEN)
         if alias in taken or alias in aliased.values():
-            plan.skipped.append(SkippedFix("", name, f"its alias '{alias}' is taken"))
+            plan.skipped.append(
+                SkippedFix("", name, f"would be sent as {quote_name(alias)}, a name already taken")
+            )
             continue
         aliased[name] = alias
     for ref in places:

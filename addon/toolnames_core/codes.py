@@ -28,6 +28,7 @@ __all__ = [
     "RESPONSE_UNKNOWN_TOOL",
     "RESPONSE_UNREADABLE",
     "RULE_DISAGREES",
+    "TOOLS_EMPTY",
     "TOOL_MALFORMED",
     "CodeInfo",
 ]
@@ -38,6 +39,7 @@ NAME_INVALID_CHARS = "name-invalid-chars"
 NAME_INVALID_START = "name-invalid-start"
 NAME_DUPLICATE = "name-duplicate"
 TOOL_MALFORMED = "tool-malformed"
+TOOLS_EMPTY = "tools-empty"
 CHOICE_NOT_IN_TOOLS = "choice-not-in-tools"
 CHOICE_WITHOUT_TOOLS = "choice-without-tools"
 CHOICE_MALFORMED = "choice-malformed"
@@ -63,6 +65,7 @@ CATALOGUE: dict[str, CodeInfo] = {
     NAME_INVALID_START: CodeInfo("request", "a tool name starts with a character the rule rejects"),
     NAME_DUPLICATE: CodeInfo("request", "two tools share one name"),
     TOOL_MALFORMED: CodeInfo("request", "a tool or call is not shaped as the format requires"),
+    TOOLS_EMPTY: CodeInfo("request", "the tool list is sent empty, which the API rejects"),
     CHOICE_NOT_IN_TOOLS: CodeInfo(
         "request", "a named or allowed tool choice names no offered tool"
     ),

@@ -18,6 +18,8 @@ predicted (``verdicts.py``); an accepted request is weighed too.
 
 from __future__ import annotations
 
+import dataclasses
+
 from toolnames_core import aliases
 from toolnames_core import bodies
 from toolnames_core import codes
@@ -28,6 +30,7 @@ from toolnames_core import request_checks
 from toolnames_core import response_checks
 from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
+from toolnames_core.encodings import stream_coding
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
 from toolnames_core.model import Finding
@@ -35,6 +38,7 @@ from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.names import quote_name
 from toolnames_core.readers import DEFAULT
 from toolnames_core.readers import Reader
 from toolnames_core.rejections import Rejection
@@ -156,14 +160,18 @@ class Exchange:
         self.fix_skipped = choices.skipped + renames.skipped
         planned = choices.fixes + renames.fixes
         if not planned:
+            self._note_skipped()
             return
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError:
             self.fix_skipped += [
-                SkippedFix(f.path, f.old, "the body is not UTF-8; left as sent") for f in planned
+                SkippedFix(f.path, f.old, "was left as sent: the body is not UTF-8")
+                for f in planned
             ]
+            self._note_skipped()
             return
+        self._note_skipped()
         self.fixes = planned
         self.new_body = fixes_.apply_fixes(text, planned).encode("utf-8")
         # The answer is judged against what the provider was sent: a fixed choice names
@@ -175,6 +183,23 @@ class Exchange:
                 ref.name = fixed.get(ref.where, ref.name)
         if renames.aliases:
             self.restorer = Restorer(renames.aliases)
+
+    def _note_skipped(self) -> None:
+        """Say on the finding a declined fix concerns why fix mode left it: the log line,
+        the comment, the content view and the scanner all show findings."""
+        view = self.view
+        findings = self.request_findings
+        for skip in self.fix_skipped:
+            if skip.path:
+                places = {skip.path}
+            else:  # a name fix mode would alias: wherever it sits
+                refs = [*view.tools, *view.history, *(r for c in view.choices for r in c.names)]
+                places = {ref.path for ref in refs if ref.name == skip.name}
+            for i, finding in enumerate(findings):
+                if finding.path in places:
+                    message = f"{finding.message}; not fixed: {skip.text}"
+                    findings[i] = dataclasses.replace(finding, message=message)
+                    break
 
     @property
     def errors(self) -> list[Finding]:
@@ -197,12 +222,29 @@ class Exchange:
         restored = self.restorer(content)
         return restored if restored != content else None
 
-    def stream_tap(self) -> StreamTap | None:
-        """A tap for the streamed answer: it reads the calls and restores the app's names."""
+    def stream_tap(self, content_encoding: str = "") -> StreamTap | None:
+        """A tap for the streamed answer: it reads the calls (through gzip or deflate, if
+        the stream is so encoded) and restores the app's names."""
         fmt = FORMATS[self.api]
         if fmt.stream_collector is None:
             return None
-        return StreamTap(fmt, self.restorer, self.reader)
+        coding = stream_coding(content_encoding)
+        if coding is not None and self.restorer is not None:
+            # Restoring names inside a compressed stream would mean re-compressing it: the
+            # stream goes on as the provider sent it, and the record says the app got aliases.
+            self.fix_skipped += [
+                SkippedFix(
+                    "",
+                    name,
+                    f"was not given back in the answer, which came compressed with {coding}: "
+                    f"the app got calls to {quote_name(alias)}",
+                )
+                for alias, name in self.restorer.aliases.items()
+            ]
+            # The calls are judged as the app got them: an alias is a tool it never offered.
+            self.restorer = None
+            return StreamTap(fmt, None, coding, self.reader)
+        return StreamTap(fmt, self.restorer, coding, self.reader)
 
     @property
     def restored(self) -> int:
@@ -228,7 +270,9 @@ class Exchange:
         """Check an answer read as it streamed by; ``complete`` False if it broke off."""
         if not self._judges(status):
             return []
-        found = self.check_calls(tap.calls(), complete and tap.ended, tap.problem())
+        # An unread or broken-off stream proves nothing by the calls it lacks.
+        problem = tap.problem()
+        found = self.check_calls(tap.calls(), complete and tap.ended and not problem, problem)
         # Accepted once the first event arrived, whether or not the stream then broke off.
         return found + self._accepted(status) if tap.events else found
 
@@ -318,7 +362,8 @@ class Exchange:
 def block_message(errors: list[Finding], view: RequestView | None) -> str:
     first = errors[0]
     message = f"toolnames: {first.message}"
-    if first.code != codes.CHOICE_NOT_IN_TOOLS and view is not None:
+    # The offered names, unless the message already lists them or says there are none.
+    if first.code != codes.CHOICE_NOT_IN_TOOLS and view is not None and view.tools:
         message += f"; {request_checks.offered_text(view)}"
     if len(errors) > 1:
         rest = ", ".join(f"{f.code} at {f.path}" for f in errors[1:6])

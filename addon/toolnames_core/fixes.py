@@ -9,6 +9,7 @@ from toolnames_core import jsonsplice
 from toolnames_core.model import Fix
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.names import quote_name
 from toolnames_core.rewrites import REWRITES
 from toolnames_core.rewrites import Rewrite
 
@@ -36,12 +37,14 @@ def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> F
                 ((new, by),) = matches.items()
                 plan.fixes.append(Fix(ref.where, ref.name, new, "+".join(by)))
             else:
-                reason = (
-                    "no known client rewrite maps it to an offered tool"
-                    if not matches
-                    else "known rewrites map it to several offered tools: "
-                    + ", ".join(f"'{n}' ({'+'.join(by)})" for n, by in sorted(matches.items()))
-                )
+                if matches:
+                    could = [
+                        f"{quote_name(n)} ({'+'.join(by)})" for n, by in sorted(matches.items())
+                    ]
+                    reason = f"could be {', '.join(could[:-1])} or {could[-1]}"
+                else:
+                    known = ", ".join(r.id for r in rewrites)
+                    reason = f"matches no offered tool under a known client rewrite ({known})"
                 plan.skipped.append(SkippedFix(ref.path, ref.name, reason))
     return plan
 

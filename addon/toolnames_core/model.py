@@ -9,6 +9,8 @@ from dataclasses import field
 from typing import Literal
 from typing import NamedTuple
 
+from toolnames_core.names import quote_name
+
 Severity = Literal["error", "warning", "info"]
 JsonPath = tuple[str | int, ...]
 
@@ -61,6 +63,9 @@ class Choice:
     mode: str  # none | auto | required | named | allowed
     where: JsonPath
     names: tuple[NameRef, ...] = ()
+    # The choice as the client sent it, short JSON (``"required"``, ``{"type": "any"}``):
+    # messages name what was sent, not the mode it maps to. Shown, never compared.
+    sent: str = field(default="", compare=False)
 
     @property
     def path(self) -> str:
@@ -113,6 +118,12 @@ class SkippedFix(NamedTuple):
 
     def to_dict(self) -> dict:
         return {"path": self.path, "name": self.name, "reason": self.reason}
+
+    @property
+    def text(self) -> str:
+        """``'Search.Web' could be 'Search_Web' (mastra) or 'search_web' (openai-agents)``:
+        the reason reads on from the name."""
+        return f"{quote_name(self.name)} {self.reason}"
 
 
 @dataclass(slots=True)

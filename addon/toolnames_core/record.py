@@ -18,6 +18,7 @@ from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
+from toolnames_core.names import quote_name
 from toolnames_core.verdicts import confirmations
 
 __all__ = [
@@ -85,9 +86,11 @@ class FlowRecord:
     saved: bool = False
     # What the provider's error answer rejected (its verdict, tied to the request).
     rejections: list[RecordedRejection] = field(default_factory=list)
+    # The client that sent the request, as its headers tell (clients.py); None if they don't.
+    client: str | None = None
 
     @classmethod
-    def of(cls, exchange: Exchange, mode: str) -> FlowRecord:
+    def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
         action = "blocked" if exchange.blocked else "fixed" if exchange.fixes else "observed"
         return cls(
             exchange.api,
@@ -102,6 +105,7 @@ class FlowRecord:
                 RecordedRejection(r.path, r.name, r.provider_text, r.tied)
                 for r in exchange.rejections
             ],
+            client=client,
         )
 
     # -- as flow metadata ----------------------------------------------------------------
@@ -124,6 +128,8 @@ class FlowRecord:
             meta["saved"] = True
         if self.rejections:
             meta["rejected"] = [r.to_dict() for r in self.rejections]
+        if self.client:
+            meta["client"] = self.client
         return storable(meta)
 
     @classmethod
@@ -162,6 +168,7 @@ class FlowRecord:
             restored=restored,
             saved=meta.get("saved") is True,
             rejections=rejections,
+            client=meta["client"] if isinstance(meta.get("client"), str) else None,
         )
 
     # -- what it shows -------------------------------------------------------------------
@@ -202,7 +209,13 @@ class FlowRecord:
             text += f" (+{len(others)} more)"
         if confirmed:
             text += "; the provider rejected it too"
-        return storable(" ".join(text.split()))  # one line, whatever the names held
+        if self.fix_skipped and "; not fixed: " not in text:
+            first = self.fix_skipped[0]
+            text += f"; not fixed: {first.text}"
+            if len(self.fix_skipped) > 1:
+                text += f" (+{len(self.fix_skipped) - 1} more not fixed)"
+        # One line: names are escaped already; a provider's quoted words may still break lines.
+        return storable(" ".join(text.split()))
 
     @property
     def renamed(self) -> dict[str, tuple[str, int]]:
@@ -217,14 +230,14 @@ class FlowRecord:
         """What fix mode changed, shortly: choices pointed elsewhere, names aliased, names
         given back in the answer."""
         parts = [
-            f"{f.path} '{f.old}' → '{f.new}' ({f.rewrite})"
+            f"{f.path} {quote_name(f.old)} → {quote_name(f.new)} ({f.rewrite})"
             for f in self.fixes
             if f.rewrite != ALIAS_REWRITE
         ]
         renamed = self.renamed
         if renamed:
             shown = [
-                f"'{old}' → '{new}'" + (f" ({n} places)" if n > 1 else "")
+                f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
                 for old, (new, n) in list(renamed.items())[:3]
             ]
             more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
@@ -261,7 +274,8 @@ def storable(value):
     comments as UTF-8, so one raw surrogate would make the flow impossible to save.
     """
     if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        # Nearly every string is ASCII, which holds no surrogate: keep it as it is.
+        return value if value.isascii() else value.encode("utf-8", "backslashreplace").decode()
     if isinstance(value, dict):
         return {k: storable(v) for k, v in value.items()}
     if isinstance(value, list):

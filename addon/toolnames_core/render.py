@@ -7,7 +7,6 @@ request's body no longer shows what was wrong with it).
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from collections import Counter
@@ -21,6 +20,10 @@ from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import count_text
+from toolnames_core.names import char_label
+from toolnames_core.names import escape_text
+from toolnames_core.names import quote_name
+from toolnames_core.names import unusual_chars
 from toolnames_core.record import FlowRecord
 from toolnames_core.record import RecordedRejection
 from toolnames_core.rejections import REJECTING_STATUSES
@@ -42,12 +45,24 @@ MESSAGE_WIDTH = 88
 
 
 def shown_name(name: str) -> str:
-    """A name as one table cell: quoted when it is empty or holds spaces or control
-    characters, cut to NAME_WIDTH (the len column keeps the true length)."""
-    text = name
-    if not name or not name.isprintable() or name.strip() != name:
-        text = json.dumps(name, ensure_ascii=False)
+    """A name as one table cell: bare when it is printable ASCII without spaces, else quoted
+    and escaped as in every message (``quote_name``); cut to NAME_WIDTH (the len column
+    keeps the true length)."""
+    text = name if _PLAIN.fullmatch(name) else quote_name(name)
     return text if len(text) <= NAME_WIDTH else text[: NAME_WIDTH - 1] + "…"
+
+
+_PLAIN = re.compile("[!-~]+")
+
+
+def _unusual_section(names: list[str]) -> list[str]:
+    """Each character outside printable ASCII in the names shown, by code point and name."""
+    unusual = list(dict.fromkeys(c for name in names for c in unusual_chars(name)))
+    if not unusual:
+        return []
+    return ["", "Characters outside printable ASCII in these names:"] + [
+        f"  {quote_name(c)}  {char_label(c)}" for c in unusual
+    ]
 
 
 def table(headers: tuple[str, ...], rows: list[tuple], indent: str = "  ") -> list[str]:
@@ -76,9 +91,9 @@ def name_verdict(name: str, rule: NameRule) -> str:
         elif code == codes.NAME_INVALID_CHARS:
             bad = sorted(set(re.findall(f"[^{rule.chars}]", name)))
             more = ", …" if len(bad) > 5 else ""
-            parts.append("bad chars " + ", ".join(repr(c) for c in bad[:5]) + more)
+            parts.append("bad chars " + ", ".join(quote_name(c) for c in bad[:5]) + more)
         elif code == codes.NAME_INVALID_START:
-            parts.append(f"starts with {name[0]!r}")
+            parts.append(f"starts with {quote_name(name[0])}")
         else:
             parts.append(code)
     return f"{ERROR} " + "; ".join(parts) if parts else "ok"
@@ -130,8 +145,9 @@ def _choices_section(view: RequestView) -> list[str]:
             verdict = "ok"
             if choice.mode != "none" and not view.tools:
                 verdict = f"{ERROR} no tools offered"
-            rows.append((choice.mode, "-", "", verdict, choice.path))
-    return ["Tool choice", *table(("mode", "name", "len", "verdict", "at"), rows)]
+            # As sent: Anthropic's {"type": "any"}, not the "required" it means.
+            rows.append((choice.sent or choice.mode, "-", "", verdict, choice.path))
+    return ["Tool choice", *table(("choice", "name", "len", "verdict", "at"), rows)]
 
 
 def _history_section(view: RequestView, rule: NameRule) -> list[str]:
@@ -202,7 +218,10 @@ def _verdict_section(rejections: list[RecordedRejection], status: int | None) ->
             head = f"{r.path}  {shown_name(r.name)} ({len(r.name)} chars)"
         lines.append(f"  {ERROR} {head}")
         lines += textwrap.wrap(
-            f'"{r.text}"', MESSAGE_WIDTH, initial_indent="      ", subsequent_indent="      "
+            f'"{escape_text(r.text)}"',
+            MESSAGE_WIDTH,
+            initial_indent="      ",
+            subsequent_indent="      ",
         )
     return lines
 
@@ -226,9 +245,13 @@ def _fixes_section(recorded: FlowRecord) -> list[str]:
     return lines
 
 
-def _header(exchange: Exchange, side: str, recorded: FlowRecord | None) -> list[str]:
+def _header(
+    exchange: Exchange, side: str, recorded: FlowRecord | None, client: str | None
+) -> list[str]:
     rule = RULES[exchange.rule]
     lines = [f"toolnames: {FORMATS[exchange.api].title} {side}", f"Name rule: {rule.describe()}"]
+    if client:
+        lines.append(f"Client: {client}")
     if recorded is not None:
         outcome = recorded.outcome
         if outcome:
@@ -238,7 +261,9 @@ def _header(exchange: Exchange, side: str, recorded: FlowRecord | None) -> list[
     return lines
 
 
-def render_request(exchange: Exchange, recorded: FlowRecord | None = None) -> str:
+def render_request(
+    exchange: Exchange, recorded: FlowRecord | None = None, client: str | None = None
+) -> str:
     """The request's tools, choice and history, each name judged under the exchange's rule.
 
     ``exchange`` has read its request. ``recorded`` is the flow's toolnames record; its
@@ -246,7 +271,7 @@ def render_request(exchange: Exchange, recorded: FlowRecord | None = None) -> st
     holds what was wrong.
     """
     name_rule = RULES[exchange.rule]
-    lines = _header(exchange, "request", recorded)
+    lines = _header(exchange, "request", recorded, client)
     view = exchange.view
     if view is None:
         if exchange.readable:
@@ -255,21 +280,27 @@ def render_request(exchange: Exchange, recorded: FlowRecord | None = None) -> st
         lines += ["", *_tools_section(view, name_rule)]
         lines += ["", *_choices_section(view)]
         lines += ["", *_history_section(view, name_rule)]
+        shown = [ref.name for ref in (*view.tools, *view.history)]
+        lines += _unusual_section(shown + [r.name for c in view.choices for r in c.names])
     source = f"checked now under {name_rule.id}"
     lines += ["", *_findings_of(recorded, exchange.request_findings, source)]
     return "\n".join(lines) + "\n"
 
 
 def render_response(
-    exchange: Exchange, status: int | None, recorded: FlowRecord | None = None
+    exchange: Exchange,
+    status: int | None,
+    recorded: FlowRecord | None = None,
+    client: str | None = None,
 ) -> str:
     """The tool calls an answer makes, each checked against what the request offered.
 
     ``exchange`` has read its request and checked the answer (``check_response``)."""
-    lines = _header(exchange, "response", recorded)
+    lines = _header(exchange, "response", recorded, client)
     if recorded is not None and recorded.action == "blocked":
         lines += ["", "This answer is toolnames' own: the request was blocked."]
     lines += ["", *_calls_section(exchange)]
+    lines += _unusual_section([c.name for c in exchange.response_calls])
     if recorded is not None:
         rejections = recorded.rejections
     else:

@@ -5,21 +5,25 @@ from __future__ import annotations
 from collections import defaultdict
 
 from toolnames_core import codes
+from toolnames_core.model import Choice
 from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.names import describe_name
+from toolnames_core.names import quote_name
 from toolnames_core.rules import NameRule
-from toolnames_core.rules import describe_name
 from toolnames_core.rules import name_violations
 from toolnames_core.rules import valid_name_pattern
 
 OFFERED_SHOWN = 12
 
 
-def offered_text(view: RequestView) -> str:
-    names = sorted(view.offered_names | view.offered_builtins)
+def offered_text(view: RequestView, tools: list[NameRef] | None = None) -> str:
+    """``offered: 'a', 'b'``; ``tools``: only these of the view's tools."""
+    names = sorted({t.name for t in (view.tools if tools is None else tools)})
     if not names:
         return "no tools are offered"
-    shown = ", ".join(f"'{n}'" for n in names[:OFFERED_SHOWN])
+    shown = ", ".join(map(quote_name, names[:OFFERED_SHOWN]))
     more = f" and {len(names) - OFFERED_SHOWN} more" if len(names) > OFFERED_SHOWN else ""
     return f"offered: {shown}{more}"
 
@@ -62,25 +66,51 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
     return findings
 
 
+# docs/providers.md §2: Chat Completions answers any tool_choice, "none" included, without
+# `tools` with "'tool_choice' is only allowed when 'tools' are specified." Elsewhere a "none"
+# choice without tools is not known to be rejected.
+NONE_NEEDS_TOOLS = (("openai-chat", "tool_choice"),)
+# Chat Completions keeps two tool lists: a tool_choice names an entry of `tools`, a legacy
+# function_call one of `functions` (docs/providers.md §2); a name in the other list does not
+# count. Other formats have one list.
+CHOICE_LISTS = {
+    ("openai-chat", "tool_choice"): "tools",
+    ("openai-chat", "function_call"): "functions",
+}
+
+
+def _choice_text(choice: Choice) -> str:
+    """What the choice is, as sent: ``is "required"``, ``names 'x'``, ``allows 'a', 'b'``."""
+    if choice.sent:
+        return f"is {choice.sent}"
+    verb = "names" if choice.mode == "named" else "allows"
+    return f"{verb} {', '.join(quote_name(ref.name) for ref in choice.names)}"
+
+
 def check_choices(view: RequestView) -> list[Finding]:
     findings = []
-    # Derived from the tool list: built once, and only for a choice that names tools.
-    names = builtins = None
     for choice in view.choices:
-        if choice.mode == "none":
-            continue
-        if not view.tools:
+        listed = CHOICE_LISTS.get((view.api, choice.where[0]))
+        tools = view.tools
+        if listed is not None:
+            tools = [t for t in view.tools if t.where[0] == listed]
+        if not tools:
+            if choice.mode == "none" and (view.api, choice.where[0]) not in NONE_NEEDS_TOOLS:
+                continue
+            where = f"no {listed}" if listed and view.tools else "no tools"
             findings.append(
                 Finding(
                     codes.CHOICE_WITHOUT_TOOLS,
                     "error",
                     choice.path,
-                    f"{choice.path} is {choice.mode!r} but the request offers no tools",
+                    f"{choice.path} {_choice_text(choice)}, but the request offers {where}",
                 )
             )
             continue
-        if choice.names and names is None:
-            names, builtins = view.offered_names, view.offered_builtins
+        if choice.mode == "none" or not choice.names:
+            continue
+        names = {t.name for t in tools if t.kind != "builtin"}
+        builtins = {t.name for t in tools if t.kind == "builtin"}
         for ref in choice.names:
             offered = builtins if ref.kind == "builtin" else names
             if ref.name not in offered:
@@ -89,7 +119,7 @@ def check_choices(view: RequestView) -> list[Finding]:
                         codes.CHOICE_NOT_IN_TOOLS,
                         "error",
                         ref.path,
-                        f"{ref.path} {describe_name(ref.name)} names no offered tool; {offered_text(view)}",
+                        f"{ref.path} {describe_name(ref.name)} names no offered tool; {offered_text(view, tools)}",
                     )
                 )
     return findings

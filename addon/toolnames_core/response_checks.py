@@ -8,8 +8,9 @@ from toolnames_core import codes
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.names import describe_name
+from toolnames_core.names import quote_name
 from toolnames_core.request_checks import offered_text
-from toolnames_core.rules import describe_name
 
 # OpenAI's internal dispatch wrapper, which models sometimes return as a call
 # (docs/providers.md §1.3; vercel/ai PR #19098 saw it named plain "parallel").
@@ -86,11 +87,16 @@ def _check_choice(real: list[NameRef], view: RequestView, complete: bool) -> lis
             if others:
                 return [
                     _ignored(
-                        choice.path, f"forced '{forced}', but the model called {_names(others)}"
+                        choice.path,
+                        f"forced {quote_name(forced)}, but the model called {_names(others)}",
                     )
                 ]
             if complete and not real:
-                return [_ignored(choice.path, f"forced '{forced}', but the model called no tool")]
+                return [
+                    _ignored(
+                        choice.path, f"forced {quote_name(forced)}, but the model called no tool"
+                    )
+                ]
         elif choice.mode == "allowed" and choice.names:
             allowed = {ref.name for ref in choice.names}
             outside = sorted({c.name for c in real if c.name not in allowed})
@@ -102,12 +108,14 @@ def _check_choice(real: list[NameRef], view: RequestView, complete: bool) -> lis
                     )
                 ]
         elif choice.mode == "required" and complete and not real:
-            return [_ignored(choice.path, "required a tool call, but the model called no tool")]
+            # Named as sent: Anthropic's {"type": "any"}, Bedrock's {"any": {}}, "required".
+            what = f"{choice.sent} requires" if choice.sent else "requires"
+            return [_ignored(choice.path, f"{what} a tool call, but the model called no tool")]
     return []
 
 
 def _names(names: list[str]) -> str:
-    return ", ".join(f"'{n}'" for n in names)
+    return ", ".join(map(quote_name, names))
 
 
 def _ignored(path: str, message: str) -> Finding:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from toolnames_core import codes
+from toolnames_core.names import quote_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +82,6 @@ RULES: dict[str, NameRule] = {
 }
 
 
-def _quote(name: str, limit: int = 80) -> str:
-    shown = name if len(name) <= limit else name[:limit] + "…"
-    return "'" + shown.replace("'", "\\'") + "'"
-
-
-def describe_name(name: str) -> str:
-    """`'search.web' (10 chars)`: the value and its length, as every message shows them."""
-    return f"{_quote(name)} ({len(name)} chars)"
-
-
 _compiled: dict[str, tuple[re.Pattern, re.Pattern | None]] = {}
 _valid: dict[NameRule, re.Pattern] = {}
 
@@ -127,19 +118,19 @@ def name_violations(name: str, rule: NameRule) -> list[tuple[str, str]]:
         out.append(
             (
                 codes.NAME_TOO_LONG,
-                f"is {len(name)} characters, over the {rule.max_len} allowed by rule {rule.describe()}",
+                f"is over the {rule.max_len} characters allowed by rule {rule.describe()}",
             )
         )
     found = sorted(set(bad_chars.findall(name)))
     if found:
-        shown = ", ".join(repr(c) for c in found[:8])
+        shown = ", ".join(quote_name(c) for c in found[:8])
         out.append((codes.NAME_INVALID_CHARS, f"contains {shown}, outside rule {rule.describe()}"))
     # A first character that is already reported as invalid needs no second finding.
     if bad_first is not None and not bad_first.match(name) and name[0] not in found:
         out.append(
             (
                 codes.NAME_INVALID_START,
-                f"starts with {name[0]!r}; rule {rule.describe()} needs a first character in {rule.first}",
+                f"starts with {quote_name(name[0])}; rule {rule.describe()} needs a first character in {rule.first}",
             )
         )
     return out

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from collections.abc import Iterator
 
 from toolnames_core import codes
+from toolnames_core.encodings import READABLE
+from toolnames_core.encodings import StreamDecoder
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.readers import DEFAULT
@@ -303,8 +305,18 @@ class StreamTap:
     """
 
     def __init__(
-        self, fmt, rewrite: Callable[[bytes], bytes] | None = None, reader: Reader = DEFAULT
+        self,
+        fmt,
+        rewrite: Callable[[bytes], bytes] | None = None,
+        coding: str | None = None,
+        reader: Reader = DEFAULT,
     ) -> None:
+        # ``coding``: the stream's content-encoding (``encodings.stream_coding``). gzip and
+        # deflate are read through a decoder; another is not read at all, and said so.
+        self.coding = coding
+        self.content = StreamDecoder(coding) if coding in READABLE else None
+        if coding is not None and rewrite is not None:
+            raise ValueError("names are restored in streams that are not content-encoded only")
         shape = fmt.shapes.event if fmt.shapes else None
         self.decoder = EventDecoder(fmt.stream_framing, reader, shape)
         self.collector = fmt.stream_collector()
@@ -316,7 +328,10 @@ class StreamTap:
         self.events = 0
 
     def __call__(self, chunk: bytes) -> bytes:
-        if chunk:
+        if chunk and self.content is not None:
+            for piece in self.content.feed(chunk):
+                self._read(lambda piece=piece: self.decoder.feed(piece))
+        elif chunk and self.coding is None:
             self._read(lambda: self.decoder.feed(chunk))
         self.ended = not chunk
         if self.rewriter is None:
@@ -351,8 +366,24 @@ class StreamTap:
         self._close()
         return self.collector.calls()
 
+    @property
+    def unreadable(self) -> str | None:
+        """Why the stream could not be read at all, or from some point on; None if it was."""
+        if self.coding is not None and self.content is None:
+            return f"the stream is compressed with {self.coding}; toolnames cannot read it"
+        if self.content is not None and self.content.failure:
+            return f"toolnames stopped reading the stream: {self.content.failure}"
+        return None
+
     def problem(self) -> Finding | None:
         self._close()
+        if self.unreadable:
+            return Finding(
+                codes.RESPONSE_UNREADABLE,
+                "warning",
+                "",
+                f"{self.unreadable}; the client got it unchanged, and its calls are not judged",
+            )
         if self.failure:
             return Finding(
                 codes.RESPONSE_UNREADABLE,

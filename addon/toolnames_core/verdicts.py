@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from toolnames_core import codes
 from toolnames_core.model import Finding
+from toolnames_core.names import describe_name
+from toolnames_core.names import escape_text
 from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
-from toolnames_core.rules import describe_name
 from toolnames_core.rules import name_violations
 
 __all__ = ["RULE_CODES", "accepted_findings", "confirmations", "rejected_findings", "same_place"]
@@ -94,7 +95,8 @@ def rejected_findings(
     found = []
     errors = [f for f in request_findings if f.severity == "error"]
     for r in rejections:
-        quoted = f'"{r.provider_text}"'
+        # The provider's words may quote a name raw: escaped as toolnames shows names.
+        quoted = f'"{escape_text(r.provider_text)}"'
         if not r.tied:
             where = f" ({r.path})" if r.path else ""
             said = (

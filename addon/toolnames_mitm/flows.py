@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from mitmproxy import http
 
+from toolnames_core.clients import client_label
 from toolnames_core.record import COMMENT_PREFIX
 from toolnames_core.record import MARKERS
 from toolnames_core.record import FlowRecord
 
-__all__ = ["META_KEY", "content", "header", "host", "mark", "record", "request_content", "show"]
+__all__ = [
+    "META_KEY",
+    "client",
+    "content",
+    "header",
+    "host",
+    "mark",
+    "record",
+    "request_content",
+    "show",
+]
 
 META_KEY = "toolnames"
 
@@ -25,6 +36,11 @@ def header(message: http.Message, name: bytes) -> str:
     if not values:
         return ""
     return b", ".join(values).decode("utf-8", "surrogateescape")
+
+
+def client(request: http.Request) -> str | None:
+    """The client that sent the request, as its headers tell; None if they don't."""
+    return client_label(lambda name: header(request, name.encode()))
 
 
 def content(message: http.Message, strict: bool = False) -> bytes | None:

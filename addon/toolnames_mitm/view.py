@@ -100,16 +100,18 @@ class ToolnamesView(_Base):
         if found is None:
             return NOT_LLM
         (flow, is_request), (exchange, recorded) = message, found
+        # As recorded (a saved flow's headers may be redacted), else as its headers tell.
+        client = recorded.client if recorded and recorded.client else flows.client(flow.request)
         if is_request:
             exchange.check_request(data)
-            return render_request(exchange, recorded)
+            return render_request(exchange, recorded, client)
         # The answer is judged against the request as the addon read it.
         max_body = _option("toolnames_max_body", human.parse_size, 0) or 0
         content, problem = flows.request_content(flow.request, max_body)
         exchange.check_request(content, problem=problem)
         status = flow.response.status_code if flow.response else None
         exchange.check_response(status, getattr(metadata, "content_type", None) or "", data)
-        return render_response(exchange, status, recorded)
+        return render_response(exchange, status, recorded, client)
 
     def render_priority(self, data: bytes, metadata) -> float:
         # Called for every message mitmweb or the console shows: cheap for anything that

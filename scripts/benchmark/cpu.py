@@ -1,5 +1,7 @@
 """(a) CPU per request, in process: Exchange.check_request, the addon's request hook and a
-whole flow's hooks, against json.loads of the same body."""
+whole flow's hooks, against json.loads of the same body; and fix mode renaming every tool of
+the body (named as MCP clients name them) and restoring the call in its answer, against
+json.loads of that body."""
 
 from __future__ import annotations
 
@@ -20,11 +22,15 @@ from benchmark.workload import PROVIDER_RESPONSE_HEADERS
 from benchmark.workload import SDK_REQUEST_HEADERS
 from benchmark.workload import Case
 from benchmark.workload import encode
+from benchmark.workload import mcp_named
 from harness.inprocess import running
 from harness.load import progress
 from toolnames_core import Exchange
 
-__all__ = ["CpuRow", "bench_cpu", "chat_flow", "time_interleaved"]
+__all__ = ["FIX_RENAMING", "CpuRow", "bench_cpu", "chat_flow", "time_interleaved"]
+
+# The column of fix mode's renaming: a whole flow, every tool aliased and the answer restored.
+FIX_RENAMING = "fix: rename + restore"
 
 
 @dataclass
@@ -41,6 +47,19 @@ class CpuRow:
 
     def ratio(self, name: str) -> float:
         return self.best(name) / self.best("json.loads")
+
+    def paired_median(self, name: str) -> float:
+        """The median of ``name``'s ratio to json.loads within each repeat (the functions take
+        turns, so a repeat's figures share the machine's mood)."""
+        pairs = zip(self.samples[name], self.samples["json.loads"], strict=True)
+        return statistics.median(t / j for t, j in pairs)
+
+    @property
+    def renaming_ratio(self) -> float | None:
+        """Fix mode's renaming against json.loads of its own (MCP-named) body, timed together."""
+        if FIX_RENAMING not in self.samples:
+            return None
+        return self.best(FIX_RENAMING) / self.best("json.loads, MCP-named")
 
 
 def _calibrate(fn: Callable[[], object], min_time: float) -> int:
@@ -71,8 +90,9 @@ def _fields(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
     return [(name.encode(), value.encode()) for name, value in headers]
 
 
-def chat_flow(raw: bytes) -> tuple[http.HTTPFlow, http.Response]:
-    """A live flow of the openai SDK's request with ``raw``, and an answer to give it."""
+def chat_flow(raw: bytes, call: str | None = None) -> tuple[http.HTTPFlow, http.Response]:
+    """A live flow of the openai SDK's request with ``raw``, and an answer to give it: text,
+    or a call to the tool named ``call``."""
     request = tutils.treq(
         method=b"POST",
         scheme=b"https",
@@ -91,8 +111,8 @@ def chat_flow(raw: bytes) -> tuple[http.HTTPFlow, http.Response]:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": "hello"},
-                        "finish_reason": "stop",
+                        "message": _message(call),
+                        "finish_reason": "tool_calls" if call else "stop",
                     }
                 ],
             }
@@ -103,6 +123,45 @@ def chat_flow(raw: bytes) -> tuple[http.HTTPFlow, http.Response]:
     response.headers["content-length"] = content_length
     flow = tflow.tflow(req=request, live=True)
     return flow, response
+
+
+def _message(call: str | None) -> dict:
+    if call is None:
+        return {"role": "assistant", "content": "hello"}
+    function = {"name": call, "arguments": "{}"}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": function}],
+    }
+
+
+def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float]]:
+    """Fix mode over a whole flow whose every tool needs an alias: the request renamed, the
+    answer's call restored; timed with json.loads of the same body."""
+    named = mcp_named(raw)
+    with running(toolnames_mode="fix") as (_, tn):
+        flow, _ = chat_flow(named)
+        tn.request(flow)
+        alias = json.loads(flow.request.content)["tools"][0]["function"]["name"]
+        flow, response = chat_flow(named, call=alias)
+        answer = response.content
+
+        def renaming(flow=flow, response=response) -> None:
+            flow.response = None
+            flow.request.content = named
+            tn.request(flow)
+            response.content = answer
+            flow.response = response
+            tn.responseheaders(flow)
+            tn.response(flow)
+
+        renaming()
+        if flow.metadata["toolnames"].get("restored") != 1:
+            raise SystemExit(f"fix mode did not restore the call: {flow.metadata['toolnames']}")
+        fns = {"json.loads, MCP-named": lambda: json.loads(named), FIX_RENAMING: renaming}
+        gc.collect()
+        return time_interleaved(fns, min_time, repeats)
 
 
 def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
@@ -132,11 +191,14 @@ def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
                 "flow hooks": whole_flow,
             }
             gc.collect()
-            row = CpuRow(case, time_interleaved(fns, min_time, repeats))
-            rows.append(row)
-            progress(
-                f"(a) {case.label:<16} json.loads {row.best('json.loads') * 1e6:9.1f} µs   "
-                f"request hook {row.ratio('request hook'):5.2f}x   "
-                f"flow hooks {row.ratio('flow hooks'):5.2f}x"
-            )
+            rows.append(CpuRow(case, time_interleaved(fns, min_time, repeats)))
+    for row in rows:
+        if row.case.tools:
+            row.samples.update(_renaming(row.case.raw, min_time, repeats))
+        renaming = f"   fix renaming {row.renaming_ratio:5.2f}x" if row.renaming_ratio else ""
+        progress(
+            f"(a) {row.case.label:<16} json.loads {row.best('json.loads') * 1e6:9.1f} µs   "
+            f"request hook {row.ratio('request hook'):5.2f}x   "
+            f"flow hooks {row.ratio('flow hooks'):5.2f}x{renaming}"
+        )
     return rows

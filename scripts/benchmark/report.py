@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import NamedTuple
 
+from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import CpuRow
 from benchmark.streaming import StreamRow
 from benchmark.throughput import RpsRow
@@ -12,6 +13,8 @@ from benchmark.throughput import RpsRow
 __all__ = [
     "TARGET_CPU",
     "TARGET_CPU_NO_TOOLS",
+    "TARGET_ONE_TOOL",
+    "TARGET_SMALL_NO_TOOLS",
     "TARGET_RPS",
     "TARGET_TTFC",
     "Part",
@@ -23,9 +26,14 @@ __all__ = [
     "verdict",
 ]
 
+# The least an addon that reads the tools can cost is one json.loads of the body: (a) is judged
+# against it from 10 tools up, and in absolute time where fixed costs dominate (one tool, a
+# small body without tools); (b) against mitmdump running a json.loads-only script.
 TARGET_CPU = 1.5
-TARGET_CPU_NO_TOOLS = 0.5
-TARGET_RPS = 0.95
+TARGET_ONE_TOOL = 25e-6  # seconds per request hook
+TARGET_SMALL_NO_TOOLS = 5e-6
+TARGET_CPU_NO_TOOLS = 0.5  # a large body without tools: scanned, never parsed
+TARGET_RPS = 0.97
 TARGET_TTFC = 1.05
 
 
@@ -65,6 +73,26 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
+def _cpu_target(row: CpuRow) -> Target:
+    hook = row.best("request hook")
+    measured = (
+        f"{row.ratio('request hook'):.2f}x ({_us(hook)}; "
+        f"paired median {row.paired_median('request hook'):.2f}x)"
+    )
+    name = f"(a) {row.case.label}: request hook"
+    if row.case.tools == 1:
+        return Target(
+            name, f"<= {_us(TARGET_ONE_TOOL)}", measured, verdict(hook <= TARGET_ONE_TOOL)
+        )
+    if not row.case.tools and len(row.case.raw) < 100_000:
+        goal = f"<= {_us(TARGET_SMALL_NO_TOOLS)}"
+        return Target(name, goal, measured, verdict(hook <= TARGET_SMALL_NO_TOOLS))
+    limit = TARGET_CPU if row.case.tools else TARGET_CPU_NO_TOOLS
+    return Target(
+        name, f"<= {limit}x json.loads", measured, verdict(row.ratio("request hook") <= limit)
+    )
+
+
 def report_cpu(rows: list[CpuRow]) -> Part:
     body = []
     targets: list[Target] = []
@@ -77,17 +105,12 @@ def report_cpu(rows: list[CpuRow]) -> Part:
                 f"{_us(row.best('check_request'))} ({row.ratio('check_request'):.2f}x)",
                 f"{_us(row.best('request hook'))} ({row.ratio('request hook'):.2f}x)",
                 f"{_us(row.best('flow hooks'))} ({row.ratio('flow hooks'):.2f}x)",
+                f"{_us(row.best(FIX_RENAMING))} ({row.renaming_ratio:.2f}x)"
+                if row.renaming_ratio
+                else "-",
             ]
         )
-        limit = TARGET_CPU if row.case.tools else TARGET_CPU_NO_TOOLS
-        targets.append(
-            Target(
-                f"(a) {row.case.label}: request hook",
-                f"<= {limit}x json.loads",
-                f"{row.ratio('request hook'):.2f}x ({_us(row.best('request hook'))})",
-                verdict(row.ratio("request hook") <= limit),
-            )
-        )
+        targets.append(_cpu_target(row))
     text = table(
         [
             "body",
@@ -96,6 +119,7 @@ def report_cpu(rows: list[CpuRow]) -> Part:
             "check_request",
             "request hook",
             "request + response hooks",
+            "fix: every tool renamed, call restored (x its json.loads)",
         ],
         body,
     )
@@ -113,7 +137,8 @@ def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
                 f"{row.best('plain'):.1f}",
                 f"{row.best('json.loads only'):.1f}",
                 f"{row.best('toolnames'):.1f}",
-                f"{row.ratio:.3f}",
+                f"{row.ratio:.3f} (paired median {row.paired_median:.3f})",
+                f"{row.ratio_to_plain:.3f}",
                 f"{row.cpu_ms('plain'):.2f} / {row.cpu_ms('json.loads only'):.2f} / "
                 f"{row.cpu_ms('toolnames'):.2f}",
                 f"{row.cpu_ratio:.3f}",
@@ -123,8 +148,9 @@ def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
         targets.append(
             Target(
                 f"(b) {row.case.label}",
-                f">= {TARGET_RPS} of plain mitmdump",
-                f"{row.ratio:.3f} (CPU ratio {row.cpu_ratio:.3f})",
+                f">= {TARGET_RPS} of json.loads-only mitmdump",
+                f"{row.ratio:.3f} (paired median {row.paired_median:.3f}; "
+                f"{row.ratio_to_plain:.3f} of plain)",
                 verdict(row.ratio >= TARGET_RPS and not row.problems),
             )
         )
@@ -135,7 +161,8 @@ def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
             "plain req/s",
             "json.loads only req/s",
             "toolnames req/s",
-            "ratio",
+            "toolnames / json.loads only",
+            "toolnames / plain",
             "mitmdump CPU ms/request (plain / json / toolnames)",
             "CPU ratio",
             "errors",

@@ -3,6 +3,7 @@ with the addon, to the same stand-in provider (in its own process), the same bod
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -49,7 +50,20 @@ class RpsRow:
 
     @property
     def ratio(self) -> float:
+        """The addon against the least any addon that reads the tools can cost: mitmdump
+        with a json.loads-only script (best rounds)."""
+        return self.best("toolnames") / self.best("json.loads only")
+
+    @property
+    def ratio_to_plain(self) -> float:
         return self.best("toolnames") / self.best("plain")
+
+    @property
+    def paired_median(self) -> float:
+        """The median over rounds of the addon's rate against json.loads only in the same
+        round: steadier than best-of on a busy machine, where rounds drift together."""
+        pairs = zip(self.rps["toolnames"], self.rps["json.loads only"], strict=True)
+        return statistics.median(t / j for t, j in pairs if j)
 
     @property
     def cpu_ratio(self) -> float:
@@ -58,10 +72,17 @@ class RpsRow:
 
 
 def start_bench_mitmdump(
-    group: ProcessGroup, name: str, binary: Path, upstream: str, workdir: Path, scripts: list[Path]
+    group: ProcessGroup,
+    name: str,
+    binary: Path,
+    upstream: str,
+    workdir: Path,
+    scripts: list[Path],
+    options: dict[str, str] | None = None,
 ) -> Process:
     """mitmdump as (b) and (c) run it: reverse proxy to the stand-in, logging only warnings
-    and no flow lines, so that its terminal output costs it nothing."""
+    and no flow lines, so that its terminal output costs it nothing; ``options``: more
+    ``--set`` options (the addon's mode)."""
     return group.add(
         start_mitmdump(
             binary,
@@ -70,7 +91,7 @@ def start_bench_mitmdump(
             log_dir=workdir,
             name=f"mitmdump ({name})",
             scripts=scripts,
-            options={"flow_detail": "0"},
+            options={"flow_detail": "0", **(options or {})},
             verbosity="warn",
         )
     )
@@ -118,7 +139,7 @@ def bench_rps(
             progress(
                 f"(b) {case.label:<16} req/s plain {row.best('plain'):6.1f}  "
                 f"json.loads only {row.best('json.loads only'):6.1f}  "
-                f"toolnames {row.best('toolnames'):6.1f}  ratio {row.ratio:.3f}   "
+                f"toolnames {row.best('toolnames'):6.1f}  ratio to json.loads only {row.ratio:.3f}   "
                 f"mitmdump CPU/request {row.cpu_ms('plain'):.2f} / "
                 f"{row.cpu_ms('json.loads only'):.2f} / {row.cpu_ms('toolnames'):.2f} ms"
                 + (f"   PROBLEMS: {row.problems}" if row.problems else "")

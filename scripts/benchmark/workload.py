@@ -166,6 +166,16 @@ def small_body() -> dict:
     }
 
 
+def mcp_named(raw: bytes) -> bytes:
+    """The same body with every tool named as MCP clients name them (``github.create_issue``),
+    a name OpenAI's rule rejects: what fix mode's renaming has to alias, every tool of it."""
+    body = json.loads(raw)
+    for tool in body.get("tools", []):
+        function = tool["function"]
+        function["name"] = function["name"].replace("_", ".", 1)
+    return encode(body)
+
+
 def encode(body: dict) -> bytes:
     # What the openai SDK sends: compact separators, raw UTF-8.
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()

@@ -74,18 +74,20 @@ class Process:
         """Everything the process has printed so far (stdout and stderr)."""
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
-    def wait_for_log(self, text: str, timeout: float = 10.0) -> str:
-        """The output once ``text`` is in it; LogTimeout if it is not within ``timeout`` seconds
-        or the process ended without printing it."""
+    def wait_for_log(self, text: str, timeout: float = 10.0, count: int = 1) -> str:
+        """The output once ``text`` is in it (``count`` times: a log line per flow comes when
+        that flow is done, not all at once); LogTimeout if it is not within ``timeout``
+        seconds or the process ended without printing it."""
         deadline = time.monotonic() + timeout
         while True:
             log = self.log_text()
-            if text in log:
+            if log.count(text) >= count:
                 return log
             if time.monotonic() > deadline or self.process.poll() is not None:
+                times = f" {count} times" if count > 1 else ""
                 raise LogTimeout(
-                    f"{text!r} did not appear in the output of {self.name} within {timeout}s "
-                    f"(exit code {self.process.poll()}):\n{log}"
+                    f"{text!r} did not appear{times} in the output of {self.name} within "
+                    f"{timeout}s (exit code {self.process.poll()}):\n{log}"
                 )
             time.sleep(0.05)
 

@@ -8,13 +8,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Iterator
 from typing import BinaryIO
-
-from ruamel.yaml import YAML
-from ruamel.yaml import events as yaml_events
-from ruamel.yaml.error import YAMLError
 
 from scanner.recorded import ReadFailure
 from scanner.recorded import RecordedExchange
@@ -23,9 +18,12 @@ from scanner.recorded import convert_record
 from scanner.recorded import decode_body
 from scanner.recorded import header_map
 from scanner.recorded import response_body
-from scanner.recorded import shorten
 from scanner.recorded import split_url
 from scanner.recorded import text_bytes
+from scanner.yamlevents import EventSource
+from scanner.yamlevents import ValueBuilder
+from scanner.yamlevents import open_events
+from scanner.yamlevents import yaml_failure
 
 __all__ = [
     "CassetteReader",
@@ -89,55 +87,11 @@ def cassette_exchange(item: object, index: int) -> RecordedExchange:
     return ex
 
 
-_YAML_INT = re.compile(r"[-+]?[0-9]+$")
-_YAML_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
-
-
-def _yaml_scalar(event) -> object:
-    tag = str(event.tag) if event.tag else ""
-    value = event.value
-    if tag.endswith(":binary"):
-        try:
-            return base64.b64decode(value)
-        except (binascii.Error, ValueError):
-            return value
-    if tag and not tag.endswith((":int", ":null", ":bool", ":float")):
-        return value  # !!str, !!python/unicode and any other tag: the text
-    if event.style is not None and not tag:
-        return value  # quoted or block text
-    if value in ("", "~", "null", "Null", "NULL"):
-        return None
-    if value in ("true", "True", "TRUE"):
-        return True
-    if value in ("false", "False", "FALSE"):
-        return False
-    if _YAML_INT.match(value):
-        return int(value)
-    if _YAML_FLOAT.match(value):
-        return float(value)
-    return value
-
-
-def _yaml_failure(e: YAMLError) -> ReadFailure:
-    problem = getattr(e, "problem", None) or str(e)
-    mark = getattr(e, "problem_mark", None)
-    context = getattr(e, "context", None)
-    text = (
-        f"invalid YAML at line {mark.line + 1}: {problem}"
-        if mark is not None
-        else f"invalid YAML: {problem}"
-    )
-    if context:
-        text += f" ({context})"
-    truncated = "end of stream" in problem or "stream end" in problem
-    return ReadFailure(shorten(text), truncated=truncated)
-
-
 class CassetteReader:
     """vcrpy / pytest-recording YAML (and Ruby VCR's), one interaction at a time.
 
-    Built from ruamel.yaml's event stream rather than ``load``, so a large cassette is never
-    held whole; ruamel's C parser is used when it is installed (much faster).
+    Built on the parser's event stream rather than a whole-document load, so a large
+    cassette is never held whole (scanner.yamlevents picks the parser: libyaml when it can).
     """
 
     title = "cassette"
@@ -145,84 +99,39 @@ class CassetteReader:
     format = "cassette"
     KEYS = ("interactions", "http_interactions")
 
-    def __init__(self, fo: BinaryIO, last_byte: bytes | None = None) -> None:
+    def __init__(
+        self, fo: BinaryIO, last_byte: bytes | None = None, parser: str | None = None
+    ) -> None:
         self.fo = fo
         self.last_byte = last_byte
+        self.parser = parser
         self.count = 0
-        self.anchors: dict[str, object] = {}
-        self._peeked = None
-        self._events: Iterator | None = None
 
-    def _next(self):
-        if self._peeked is not None:
-            event, self._peeked = self._peeked, None
-            return event
-        return self._pull()
-
-    def _peek(self):
-        if self._peeked is None:
-            self._peeked = self._pull()
-        return self._peeked
-
-    def _pull(self):
-        try:
-            return next(self._events)
-        except StopIteration:
-            raise ReadFailure("the YAML ends early", truncated=True) from None
-
-    def _build(self) -> object:
-        event = self._next()
-        if isinstance(event, yaml_events.AliasEvent):
-            if event.anchor not in self.anchors:
-                raise ReadFailure(f"undefined YAML alias {event.anchor!r}")
-            return self.anchors[event.anchor]
-        if isinstance(event, yaml_events.ScalarEvent):
-            value: object = _yaml_scalar(event)
-        elif isinstance(event, yaml_events.SequenceStartEvent):
-            value = []
-            while not isinstance(self._peek(), yaml_events.SequenceEndEvent):
-                value.append(self._build())
-            self._next()
-        elif isinstance(event, yaml_events.MappingStartEvent):
-            value = {}
-            while not isinstance(self._peek(), yaml_events.MappingEndEvent):
-                key = self._build()
-                if not isinstance(key, (str, int, float, bool, bytes, type(None))):
-                    key = repr(key)
-                value[key] = self._build()
-            self._next()
-        else:
-            raise ReadFailure(f"unexpected YAML event {type(event).__name__}")
-        if getattr(event, "anchor", None):
-            self.anchors[event.anchor] = value
-        return value
-
-    def _items(self) -> Iterator[object]:
-        self._next()  # stream start
-        if isinstance(self._peek(), yaml_events.StreamEndEvent):
+    def _items(self, source: EventSource) -> Iterator[object]:
+        builder = ValueBuilder(source)
+        kinds, pull = source.kinds, builder.pull
+        pull()  # stream start
+        event = pull()
+        if type(event) is kinds.stream_end:
             raise ReadFailure("an empty YAML file")
-        self._next()  # document start
+        event = pull()  # the document's first node
         found = False
-        if isinstance(self._peek(), yaml_events.SequenceStartEvent):
+        if type(event) is kinds.sequence_start:
             # vcrpy's first format: a bare list of {request, response}.
             found = True
-            yield from self._sequence()
-        elif isinstance(self._peek(), yaml_events.MappingStartEvent):
-            self._next()
-            while not isinstance(self._peek(), yaml_events.MappingEndEvent):
-                key = self._build()
-                if (
-                    not found
-                    and key in self.KEYS
-                    and isinstance(self._peek(), yaml_events.SequenceStartEvent)
-                ):
+            yield from self._sequence(builder, kinds)
+        elif type(event) is kinds.mapping_start:
+            while type(event := pull()) is not kinds.mapping_end:
+                key = builder.value(event)
+                event = pull()
+                if not found and key in self.KEYS and type(event) is kinds.sequence_start:
                     found = True
-                    yield from self._sequence()
+                    yield from self._sequence(builder, kinds)
                 else:
-                    self._build()
+                    builder.value(event)
         if not found:
             raise ReadFailure("YAML without an interactions list: not a cassette")
-        for _ in self._events:  # the rest, so a broken end is still reported
+        while source.get() is not None:  # the rest, so a broken end is still reported
             pass
         # A YAML file cut in the middle is often still valid YAML. vcrpy, pytest-recording and
         # Ruby VCR end every cassette with a newline; a cut file almost never does.
@@ -232,22 +141,22 @@ class CassetteReader:
                 truncated=True,
             )
 
-    def _sequence(self) -> Iterator[object]:
-        self._next()
-        while not isinstance(self._peek(), yaml_events.SequenceEndEvent):
-            yield self._build()
-        self._next()
+    @staticmethod
+    def _sequence(builder: ValueBuilder, kinds) -> Iterator[object]:
+        pull, end = builder.pull, kinds.sequence_end
+        while type(event := pull()) is not end:
+            yield builder.value(event)
 
     def records(self) -> Iterator[RecordedExchange | RecordProblem | None]:
-        self._events = iter(YAML(typ="safe").parse(self.fo))
-        items = self._items()
+        source = open_events(self.fo, self.parser)
+        items = self._items(source)
         while True:
             try:
                 item = next(items)
             except StopIteration:
                 return
-            except YAMLError as e:
-                raise _yaml_failure(e) from e
+            except source.errors as e:
+                raise yaml_failure(e, source.at_end(e)) from e
             except RecursionError as e:
                 raise ReadFailure("the YAML is nested too deeply to read") from e
             except UnicodeDecodeError as e:

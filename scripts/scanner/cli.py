@@ -40,7 +40,9 @@ formats (chosen by content, then by file extension):
   mitmproxy flow files   what `mitmdump -w`, mitmweb and toolnames_save write (.mitm, .flows, any name)
   HAR files              from browsers, mitmweb and `mitmdump --set hardump=`; .zhar (zlib) too
   cassettes              vcrpy / pytest-recording YAML (`interactions:`), Ruby VCR and betamax
-                         (`http_interactions`), JSON cassettes; bodies as text, !!binary or base64
+                         (`http_interactions`), JSON cassettes; bodies as text, !!binary or base64.
+                         YAML is read with PyYAML's libyaml parser, as vcrpy reads it; without
+                         PyYAML, ruamel.yaml reads it about 25 times slower (the scan says so)
   Any of them may be gzip-compressed. Folders are searched recursively (hidden entries are
   skipped); a file found in a folder that is not recognisable traffic is skipped, while a file
   named on the command line must be traffic.

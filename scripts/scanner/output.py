@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from scanner.recorded import RecordedExchange
 from toolnames_core.model import Finding
+from toolnames_core.names import escape_text
 
 __all__ = [
     "HEADER",
@@ -31,9 +32,9 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]
 
 
 def sanitize(text: str) -> str:
-    """Recorded names may hold control characters or bidi overrides: show them escaped,
-    never let them reach the terminal."""
-    return _UNSAFE.sub(lambda m: json.dumps(m.group())[1:-1], text)
+    """Recorded names may hold control characters or bidi overrides: show them escaped, as
+    every other place toolnames shows a name does, never let them reach the terminal."""
+    return escape_text(text)
 
 
 def char_width(c: str) -> int:

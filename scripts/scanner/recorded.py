@@ -58,11 +58,13 @@ class RecordedExchange:
     @property
     def record_knows_more(self) -> bool:
         """The live addon saw what the file lacks: the client's own request (fix mode
-        rewrote it) or the answer's body (a stream, saved without it)."""
+        rewrote it), why fix mode left a name as sent, or the answer's body (a stream, saved
+        without it)."""
         if self.recorded is None:
             return False
         answer_missing = self.status is not None and self.response_content is None
-        return self.recorded.action == "fixed" or answer_missing
+        declined = bool(self.recorded.fix_skipped)
+        return self.recorded.action == "fixed" or declined or answer_missing
 
     @property
     def endpoint(self) -> str:

@@ -25,6 +25,7 @@ from scanner.recorded import SNIFF_BYTES
 from scanner.recorded import ReadFailure
 from scanner.recorded import RecordedExchange
 from scanner.recorded import RecordProblem
+from scanner.yamlevents import slow_parser_note
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
 from toolnames_core import inspect_exchange
@@ -157,6 +158,9 @@ class Scanner:
         self.bad_records = 0
         self.incomplete = False
         self.done_bytes = 0
+        self.yaml_noted = False
+        # None: the fastest YAML parser there is; scripts/bench sets one to compare them.
+        self.yaml_parser: str | None = None
 
     def note(self, message: str) -> None:
         self.progress.clear()
@@ -226,7 +230,12 @@ class Scanner:
             return FlowFileReader(fo, size)
         if kind == "json":
             return JsonReader(fo)
-        return CassetteReader(fo, _last_byte(base) if fo is base else None)
+        if not self.yaml_noted:
+            # Once per scan, before the first cassette: a suite's cassettes can take minutes.
+            self.yaml_noted = True
+            if note := slow_parser_note():
+                self.note(note)
+        return CassetteReader(fo, _last_byte(base) if fo is base else None, self.yaml_parser)
 
     def _read(self, item: Input, base: BinaryIO, reader) -> None:
         label = item.path

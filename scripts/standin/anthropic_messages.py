@@ -96,6 +96,11 @@ class AnthropicMessages(StandinFormat):
                 )
             if choice["type"] == "tool" and not isinstance(choice.get("name"), str):
                 raise self.error("tool_choice.tool.name: Field required")  # modeled
+        if as_dict(choice).get("type") in ("auto", "any", "tool") and not tools:
+            # Modeled, no observed text: a choice of a tool (any, tool, or auto) needs tools
+            # to choose from; toolnames flags it as choice-without-tools. {"type": "none"} is
+            # the documented way to send no tool call, with or without tools.
+            raise self.error("tool_choice: tools must be provided to use this tool_choice type")
         if has_tool_blocks and not tools:
             # providers.md §5: observed (anthropic-sdk-python #494).
             raise self.error(

@@ -136,6 +136,15 @@ class ChatCompletions(OpenAIErrors):
     def validate(self, body, name_max_length=None):
         longest = name_max_length or OPENAI_MAX
         tools = as_list(body.get("tools"))
+        if body.get("tools") == []:
+            # providers.md §2: OpenAI rejects an empty tools array with code empty_array; the
+            # message is modeled on its other "Invalid 'x'" texts, not observed.
+            raise self.error(
+                "Invalid 'tools': empty array. Expected an array with minimum length 1, "
+                "but got an empty array instead.",
+                "tools",
+                "empty_array",
+            )
         for i, tool in enumerate(tools):
             kind, name, _ = self._tool_name(as_dict(tool))
             self.check_name(name, f"tools[{i}].{kind}.name", longest)

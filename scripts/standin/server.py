@@ -11,7 +11,8 @@ tool names like the real providers do and answers deterministically:
 
 Other request headers: ``x-standin-delay-ms: N`` sleeps N ms between stream
 events; ``x-standin-break-after: K`` drops the connection after K stream events;
-``x-standin-hold: TOKEN`` sends the first stream event, then waits (up to 30 s)
+``x-standin-encoding: gzip|deflate|br`` compresses a stream, each event flushed as it
+goes (br needs the brotli module, which mitmproxy depends on); ``x-standin-hold: TOKEN`` sends the first stream event, then waits (up to 30 s)
 until ``provider.release(TOKEN)`` or ``POST /_standin/release/TOKEN``, so a test
 can prove a chunk reached the client before the provider finished, without a timer.
 Each recorded request also keeps the ``response_body`` bytes the stand-in sent.
@@ -256,8 +257,12 @@ class _Handler(BaseHTTPRequestHandler):
         delay = (self._header_int("x-standin-delay-ms") or 0) / 1000
         break_after = self._header_int("x-standin-break-after")
         hold = self.headers.get("x-standin-hold")
+        encoding = self.headers.get("x-standin-encoding")
+        compress = _stream_compressor(encoding) if encoding else None
         self.send_response(200)
         self.send_header("Content-Type", content_type)
+        if compress is not None:
+            self.send_header("Content-Encoding", encoding)
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
@@ -272,12 +277,34 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay)
             if index == 1 and hold:
                 self.server.hold(hold).wait(HOLD_TIMEOUT)
+            if compress is not None:
+                event = compress(event)
             # One HTTP chunk per event, written and flushed at once.
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.flush()
             self.record["response_body"] += event
+        if compress is not None:
+            end = compress(None)
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(end), end))
+            self.record["response_body"] += end
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+def _stream_compressor(encoding: str):
+    """compress(event) -> the bytes that carry it, flushed; compress(None) ends the stream."""
+    if encoding == "br":
+        import brotli  # a dependency of mitmproxy, so present wherever the stand-in runs
+
+        brotli_obj = brotli.Compressor()
+        return lambda data: (
+            brotli_obj.finish() if data is None else brotli_obj.process(data) + brotli_obj.flush()
+        )
+    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}[encoding]
+    obj = zlib.compressobj(wbits=wbits)
+    return lambda data: (
+        obj.flush() if data is None else obj.compress(data) + obj.flush(zlib.Z_SYNC_FLUSH)
+    )
 
 
 class StandinProvider:

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.processes import REPO_ROOT
 
@@ -21,6 +22,7 @@ __all__ = [
     "clip",
     "mastra_available",
     "run_mastra",
+    "run_node",
     "run_sdk",
     "sdk_error_text",
 ]
@@ -72,11 +74,11 @@ def mastra_available() -> str | None:
     return None
 
 
-def run_mastra(url: str) -> dict:
-    """forced_tool.cjs through the proxy at ``url``: what it printed last, as JSON."""
+def run_node(script: Path, *args: str) -> dict:
+    """A node client of tests/e2e/mastra: the JSON line it printed last, or why there is none."""
     try:
         result = subprocess.run(
-            ["node", str(MASTRA_SCRIPT), url + "/v1", KEY],
+            ["node", str(script), *args],
             cwd=MASTRA_DIR,
             capture_output=True,
             text=True,
@@ -91,9 +93,14 @@ def run_mastra(url: str) -> dict:
         detail = clip(result.stderr or result.stdout or f"exit code {result.returncode}")
         return {
             "ok": False,
-            "error": f"forced_tool.cjs printed no result: {detail}",
+            "error": f"{script.name} printed no result: {detail}",
             "executed": [],
         }
+
+
+def run_mastra(url: str) -> dict:
+    """forced_tool.cjs through the proxy at ``url``: what it printed last, as JSON."""
+    return run_node(MASTRA_SCRIPT, url + "/v1", KEY)
 
 
 @dataclass

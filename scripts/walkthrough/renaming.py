@@ -10,11 +10,10 @@ call and its result in the history) goes through too.
 from __future__ import annotations
 
 import json
-import subprocess
 
-from walkthrough.clients import CLIENT_TIMEOUT
 from walkthrough.clients import MASTRA_DIR
 from walkthrough.clients import clip
+from walkthrough.clients import run_node
 from walkthrough.steps import Proxy
 from walkthrough.steps import Report
 from walkthrough.steps import provider_requests
@@ -37,22 +36,7 @@ def ai_sdk_available() -> str | None:
 
 def run_ai_sdk(url: str) -> dict:
     """ai_sdk_tools.cjs (chat completions, streamed) through the proxy: its JSON line."""
-    try:
-        result = subprocess.run(
-            ["node", str(AI_SDK_SCRIPT), url + "/v1", "chat", "stream"],
-            cwd=MASTRA_DIR,
-            capture_output=True,
-            text=True,
-            timeout=CLIENT_TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"no answer within {CLIENT_TIMEOUT:.0f}s", "executed": []}
-    lines = result.stdout.strip().splitlines()
-    try:
-        return json.loads(lines[-1])
-    except (IndexError, ValueError):
-        detail = clip(result.stderr or result.stdout or f"exit code {result.returncode}")
-        return {"ok": False, "error": f"ai_sdk_tools.cjs printed no result: {detail}"}
+    return run_node(AI_SDK_SCRIPT, url + "/v1", "chat", "stream")
 
 
 def offered_names(body: bytes) -> list[str]:

@@ -1,5 +1,8 @@
 """(a) CPU per request (benchmark.cpu)."""
 
+import json
+
+from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import bench_cpu
 from benchmark.cpu import chat_flow
 from benchmark.cpu import time_interleaved
@@ -33,3 +36,17 @@ def test_a_quick_run_measures_the_four_functions_for_each_body():
     assert [r.case.label for r in rows] == ["no tools, small"]
     assert set(rows[0].samples) == {"json.loads", "check_request", "request hook", "flow hooks"}
     assert rows[0].ratio("json.loads") == 1.0
+
+
+def test_a_body_with_tools_also_measures_fix_modes_renaming():
+    rows = bench_cpu(cases(only=["1 tool"]), quick=True)
+
+    assert {"json.loads, MCP-named", FIX_RENAMING} <= set(rows[0].samples)
+    assert rows[0].renaming_ratio > 0
+
+
+def test_the_answer_can_call_a_tool():
+    _, response = chat_flow(b"{}", call="github_create_issue_1a2b3c4d")
+
+    (call,) = json.loads(response.content)["choices"][0]["message"]["tool_calls"]
+    assert call["function"]["name"] == "github_create_issue_1a2b3c4d"

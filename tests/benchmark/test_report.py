@@ -1,10 +1,12 @@
 """The benchmark's tables and verdicts (benchmark.report)."""
 
+from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import CpuRow
 from benchmark.report import TARGET_CPU
 from benchmark.report import report_cpu
 from benchmark.report import report_stream
 from benchmark.report import table
+from benchmark.streaming import FIX_RENAMING_PATH
 from benchmark.streaming import StreamRow
 from benchmark.workload import Case
 
@@ -12,9 +14,9 @@ from benchmark.workload import Case
 def cpu_row(tools: int, json_loads: float, hook: float) -> CpuRow:
     samples = {
         "json.loads": [json_loads, json_loads * 2],
-        "check_request": [hook],
-        "request hook": [hook],
-        "flow hooks": [hook * 2],
+        "check_request": [hook, hook],
+        "request hook": [hook, hook],
+        "flow hooks": [hook * 2, hook * 2],
     }
     return CpuRow(Case(f"{tools} tools", b"{}", tools), samples)
 
@@ -46,3 +48,33 @@ def test_the_stream_is_judged_against_streaming_mitmdump_and_identical_bytes():
 
     rows[2].identical = False
     assert report_stream(rows, 50).targets[0].result == "MISS"
+
+
+def test_a_row_of_fix_modes_renaming_gets_a_line_of_its_own():
+    rows = [
+        StreamRow("plain mitmdump", [0.2], [0.2]),
+        StreamRow("streaming mitmdump", [0.010], [0.2]),
+        StreamRow("mitmdump + toolnames", [0.0104], [0.2]),
+        StreamRow(FIX_RENAMING_PATH, [0.0150], [0.2]),
+    ]
+    part = report_stream(rows, 50)
+
+    assert f"| {FIX_RENAMING_PATH} | 15.0 ms" in part.text
+    assert [t.result for t in part.targets] == ["PASS", "PASS"]  # the targets are observe's
+
+
+def test_the_cpu_table_shows_fix_modes_renaming_against_its_own_json_loads():
+    row = cpu_row(10, 1e-5, 1e-5)
+    row.samples.update({"json.loads, MCP-named": [2e-5], FIX_RENAMING: [8e-5]})
+
+    assert "80.0 µs (4.00x)" in report_cpu([row]).text
+    assert report_cpu([cpu_row(10, 1e-5, 1e-5)]).text.splitlines()[-1].rstrip(" |").endswith("-")
+
+
+def test_one_tool_and_a_small_body_without_tools_are_held_to_absolute_budgets():
+    within = report_cpu([cpu_row(1, 1e-6, 24e-6), cpu_row(0, 1e-7, 4.9e-6)])
+    beyond = report_cpu([cpu_row(1, 1e-3, 26e-6), cpu_row(0, 1e-3, 5.1e-6)])
+
+    assert [t.result for t in within.targets] == ["PASS", "PASS"]  # 24x and 49x json.loads
+    assert [t.result for t in beyond.targets] == ["MISS", "MISS"]  # far below json.loads
+    assert [t.goal for t in within.targets] == ["<= 25.0 µs", "<= 5.0 µs"]

@@ -6,6 +6,7 @@ from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import cases
 from benchmark.workload import chat_body
 from benchmark.workload import encode
+from benchmark.workload import mcp_named
 from benchmark.workload import tool_name
 
 
@@ -39,3 +40,16 @@ def test_bodies_are_reproducible_and_encoded_as_the_sdk_sends_them():
 def test_the_load_headers_leave_what_http_client_sets_itself():
     assert "Host" not in SDK_LOAD_HEADERS and "Connection" not in SDK_LOAD_HEADERS
     assert SDK_LOAD_HEADERS["user-agent"].startswith("OpenAI/Python")
+
+
+def test_an_mcp_named_body_differs_only_in_its_tool_names():
+    raw = encode(chat_body(3))
+    named = json.loads(mcp_named(raw))
+    plain = json.loads(raw)
+
+    assert [t["function"]["name"] for t in named["tools"]] == [
+        t["function"]["name"].replace("_", ".", 1) for t in plain["tools"]
+    ]
+    for tool in (*named["tools"], *plain["tools"]):
+        tool["function"].pop("name")
+    assert named == plain

@@ -163,7 +163,7 @@ def test_a_name_offered_twice_is_reported_not_renamed():
     exchange = fixed(chat_request(["a.b", "a.b"]))
     assert exchange.new_body is None
     assert [s.reason for s in exchange.fix_skipped] == [
-        "offered 2 times; no alias can tell them apart"
+        "is offered 2 times; no alias can tell them apart"
     ]
 
 

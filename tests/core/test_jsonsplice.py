@@ -164,3 +164,27 @@ def test_replacing_any_string_changes_only_that_string(
         target = target[key]
     target[where[-1]] = new
     assert json.loads(out) == expected
+
+
+def test_many_values_are_found_in_one_pass_over_the_text(monkeypatch):
+    # Fix mode renames every tool of a request: a pass per name read a 1,000-tool body 1,000
+    # times over (a second per request at 100 tools). Count what is skipped, not the time.
+    from toolnames_core import jsonsplice
+
+    skipped = []
+    real_skip = jsonsplice._skip_value
+
+    def counting_skip(text, pos):
+        end = real_skip(text, pos)
+        skipped.append(end - pos)
+        return end
+
+    monkeypatch.setattr(jsonsplice, "_skip_value", counting_skip)
+    tools = [{"function": {"name": f"t.{i}", "description": "d" * 50}} for i in range(300)]
+    text = json.dumps({"messages": ["m" * 1000], "tools": tools, "tool_choice": "auto"})
+    paths = {("tools", i, "function", "name"): f"t_{i}" for i in range(300)}
+
+    out = replace_values(text, paths)
+
+    assert [t["function"]["name"] for t in json.loads(out)["tools"]] == list(paths.values())
+    assert sum(skipped) <= len(text)  # each byte at most once

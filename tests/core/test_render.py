@@ -60,7 +60,7 @@ def test_a_request_table_lists_every_name_the_request_holds(path):
         assert tool.path in text
         assert f"{tool.name} " in row_of(text, tool.name)
     for choice in view.choices:
-        assert choice.mode in text
+        assert (choice.sent or choice.mode) in text  # as sent: {"type": "any"}, not "required"
         for ref in choice.names:
             assert ref.path in text
     for ref in view.history:
@@ -214,7 +214,7 @@ def test_a_rejection_shows_the_providers_verdict_and_its_words():
         answer, "application/json", "openai-chat", "openai", chat_body(["get weather"]), status=400
     )
     assert "The provider's verdict: HTTP 400, 1 rejection(s)" in text
-    assert "✗ tools[0].function.name  get weather (11 chars)" in text
+    assert "✗ tools[0].function.name  'get weather' (11 chars)" in text
     assert "\"Invalid 'tools[0].function.name': string does not match pattern." in text
     assert "provider-rejected  at tools[0].function.name" in text
 
@@ -238,9 +238,11 @@ def test_odd_requests_render_a_table_and_a_finding_instead_of_failing(content, e
     "name, shown",
     [
         ("get_weather", "get_weather"),
-        ("", '""'),
-        (" padded", '" padded"'),
-        ("tab\there", '"tab\\there"'),
+        ("", "''"),
+        (" padded", "' padded'"),
+        ("tab\there", "'tab\\there'"),
+        ("search\u202eweb", "'search\\u202eweb'"),
+        ("se\u0430rch", "'se\\u0430rch'"),
         ("n" * 60, "n" * 47 + "…"),
     ],
 )
@@ -280,3 +282,10 @@ def test_any_json_renders_without_raising(api, request_body, response_body):
 def test_an_unknown_rule_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown rule 'nope'"):
         render_request_text(chat_body(), "openai-chat", "nope")
+
+
+def test_each_unusual_character_in_the_names_shown_is_named_by_its_code_point():
+    body = {"tools": [{"type": "function", "function": {"name": "search\u202eweb"}}]}
+    text = render_request_text(json.dumps(body).encode(), "openai-chat", "openai")
+    assert "'search\\u202eweb'" in text and "search\u202eweb" not in text
+    assert "  '\\u202e'  U+202E RIGHT-TO-LEFT OVERRIDE" in text

@@ -162,6 +162,24 @@ CASES = [
         "choice-without-tools (required)",
         {"tools": [], "tool_choice": "required"},
         "openai",
+        [("tools-empty", "error", "tools"), ("choice-without-tools", "error", "tool_choice")],
+    ),
+    (
+        "tools-empty",
+        {"tools": []},
+        "openai",
+        [("tools-empty", "error", "tools")],
+    ),
+    (
+        "choice-without-tools (none, Chat Completions)",
+        {"tool_choice": "none"},
+        "openai",
+        [("choice-without-tools", "error", "tool_choice")],
+    ),
+    (
+        "choice-without-tools (a named choice of a legacy function)",
+        {"functions": [{"name": "a"}], "tool_choice": named("a")},
+        "openai",
         [("choice-without-tools", "error", "tool_choice")],
     ),
     (
@@ -216,6 +234,7 @@ def test_the_table_covers_every_request_finding_code():
         "name-invalid-chars",
         "name-invalid-start",
         "name-duplicate",
+        "tools-empty",
         "choice-not-in-tools",
         "choice-without-tools",
         "history-name-invalid",
@@ -231,7 +250,6 @@ def test_the_table_covers_every_request_finding_code():
         {"tools": [fn("a")], "tool_choice": "auto"},
         {"tools": [fn("a")], "tool_choice": "required"},
         {"tools": [fn("a")], "tool_choice": named("a")},
-        {"tool_choice": "none"},
         {"function_call": "none"},
         {"functions": [{"name": "a"}], "function_call": {"name": "a"}},
         {"tools": [fn("a")], **history("a")},
@@ -261,7 +279,8 @@ def test_a_too_long_name_message_gives_its_length_and_the_limit():
     (f,) = findings({"tools": [fn("x" * 70)]})
     assert (
         "(70 chars)" in f.message
-        and "is 70 characters, over the 64 allowed by rule openai" in f.message
+        and "is over the 64 characters allowed by rule openai" in f.message
+        and "70 characters" not in f.message  # the length is said once
     )
 
 
@@ -285,9 +304,26 @@ def test_a_choice_not_in_tools_message_lists_the_offered_names():
     )
 
 
-def test_a_choice_without_tools_message_names_the_mode():
+def test_a_choice_without_tools_message_names_the_choice_as_sent():
     (f,) = findings({"tool_choice": "required"})
-    assert f.message == "tool_choice is 'required' but the request offers no tools"
+    assert f.message == 'tool_choice is "required", but the request offers no tools'
+    (f,) = findings({"tool_choice": named("a")})
+    assert f.message == "tool_choice names 'a', but the request offers no tools"
+
+
+def test_a_named_choice_matching_only_a_legacy_function_says_which_list_is_missing():
+    (f,) = findings({"functions": [{"name": "a"}], "tool_choice": named("a")})
+    assert f.message == "tool_choice names 'a', but the request offers no tools"
+    (f,) = findings({"tools": [fn("a")], "function_call": {"name": "a"}})
+    assert f.message == "function_call names 'a', but the request offers no functions"
+
+
+def test_a_name_the_rule_rejects_is_shown_escaped_with_its_code_points():
+    (f,) = findings({"tools": [fn("search\u202eweb")]})
+    assert f.message == (
+        "tools[0].function.name 'search\\u202eweb' (10 chars; U+202E RIGHT-TO-LEFT OVERRIDE) "
+        "contains '\\u202e', outside rule openai (a-zA-Z0-9_-, max 64)"
+    )
 
 
 def test_a_history_message_gives_every_reason_and_the_consequence():
@@ -454,3 +490,29 @@ def test_block_response_answers_with_the_first_error_as_code_and_param():
         "invalid_request_error",
     )
     assert error["message"].startswith("toolnames: tool_choice.function.name 'search.web'")
+
+
+def test_anthropic_choices_are_named_as_sent_not_as_the_mode_they_mean():
+    body = {"messages": [], "tools": [], "tool_choice": {"type": "any"}}
+    found = exchange_for(json.dumps(body).encode(), "anthropic-messages", "anthropic").findings
+    assert [f.message for f in found] == [
+        'tool_choice is {"type": "any"}, but the request offers no tools'
+    ]
+
+
+def test_a_forced_choice_the_model_ignored_is_named_as_sent():
+    body = {"messages": [], "tools": [{"name": "a"}], "tool_choice": {"type": "any"}}
+    exchange = exchange_for(json.dumps(body).encode(), "anthropic-messages", "anthropic")
+    (f,) = exchange.check_calls([])
+    assert f.message == (
+        'tool_choice {"type": "any"} requires a tool call, but the model called no tool'
+    )
+
+
+def test_block_message_says_once_that_no_tools_are_offered():
+    result = analyse({"tool_choice": "required"})
+    message = exchange.block_message(result.findings, result.view)
+    assert message == (
+        'toolnames: tool_choice is "required", but the request offers no tools. '
+        "The request was blocked by toolnames and never reached the provider."
+    )

@@ -1,4 +1,6 @@
+import gzip
 import json
+import zlib
 
 import pytest
 
@@ -6,10 +8,13 @@ from tests.testkit import aws_event
 from tests.testkit import aws_stream
 from tests.testkit import every_split
 from tests.testkit import sse
+from toolnames_core.exchange import Exchange
+from toolnames_core.formats import FORMATS
 from toolnames_core.streams import MAX_EVENT_BYTES
 from toolnames_core.streams import AwsEventStreamFramer
 from toolnames_core.streams import EventDecoder
 from toolnames_core.streams import SseFramer
+from toolnames_core.streams import StreamTap
 
 
 def sse_events(chunks: list[bytes]) -> list[bytes]:
@@ -95,3 +100,91 @@ def test_sse_framer_reads_a_new_stream_correctly_after_close():
     assert list(framer.close()) == [b'"a long unfinished event"']
     # Shorter than what close() flushed: a stale scan offset would skip its line ends.
     assert list(framer.feed(b"data: 3\n\n")) == [b"3"]
+
+
+# -- content-encoded streams: read through a decoder, forwarded as they came -----------------
+
+CALL_STREAM = sse(
+    [
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "c",
+                                "type": "function",
+                                "function": {"name": "rm_rf"},
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    "coding,encoded",
+    [("gzip", gzip.compress(CALL_STREAM)), ("deflate", zlib.compress(CALL_STREAM))],
+)
+def test_a_gzip_or_deflate_stream_is_read_and_every_byte_forwarded_as_it_came(coding, encoded):
+    for chunks in every_split(encoded):
+        tap = StreamTap(FORMATS["openai-chat"], coding=coding)
+        assert b"".join(tap(c) for c in [*chunks, b""]) == encoded
+        assert [c.name for c in tap.calls()] == ["rm_rf"]
+        assert tap.problem() is None
+
+
+@pytest.mark.parametrize("coding", ["br", "zstd", "gzip, br"])
+def test_a_stream_in_an_encoding_without_a_decoder_is_reported_unread(coding):
+    tap = StreamTap(FORMATS["openai-chat"], coding=coding)
+    assert tap(b"\x8b\x00 compressed") == b"\x8b\x00 compressed"
+    tap(b"")
+    assert tap.calls() == []
+    problem = tap.problem()
+    assert (problem.code, problem.severity) == ("response-unreadable", "warning")
+    assert f"the stream is compressed with {coding}; toolnames cannot read it" in problem.message
+
+
+def test_a_stream_whose_gzip_is_corrupt_says_where_reading_stopped():
+    tap = StreamTap(FORMATS["openai-chat"], coding="gzip")
+    tap(b"not gzip")
+    tap(b"")
+    assert "its gzip encoding could not be decoded" in tap.problem().message
+
+
+def test_an_unread_stream_with_a_forced_choice_is_not_said_to_have_ignored_it():
+    body = {
+        "tools": [{"type": "function", "function": {"name": "a"}}],
+        "tool_choice": "required",
+    }
+    exchange = Exchange("openai-chat", "openai")
+    exchange.check_request(json.dumps(body).encode())
+    tap = exchange.stream_tap("br")
+    tap(b"\x00")
+    tap(b"")
+    found = exchange.check_stream(200, tap, complete=True)
+    assert [f.code for f in found] == ["response-unreadable"]
+
+
+def test_fix_mode_declines_to_restore_names_in_a_compressed_stream_and_records_why():
+    body = {"tools": [{"type": "function", "function": {"name": "github.create_issue"}}]}
+    exchange = Exchange("openai-chat", "openai")
+    exchange.check_request(json.dumps(body).encode(), fix=True)
+    (alias,) = exchange.restorer.aliases
+    tap = exchange.stream_tap("gzip")
+    stream = gzip.compress(CALL_STREAM.replace(b"rm_rf", alias.encode()))
+    assert tap(stream) + tap(b"") == stream  # never re-encoded, never corrupt
+    (skipped,) = exchange.fix_skipped
+    assert skipped.name == "github.create_issue"
+    assert skipped.reason == (
+        f"was not given back in the answer, which came compressed with gzip: "
+        f"the app got calls to '{alias}'"
+    )
+    # Judged as the app got it: a call to a tool it never offered.
+    found = exchange.check_stream(200, tap, complete=True)
+    assert [f.code for f in found] == ["response-unknown-tool"]

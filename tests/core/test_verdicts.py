@@ -152,3 +152,22 @@ def test_a_stream_that_broke_off_before_any_event_proves_nothing():
     tap = StreamTap(FORMATS["openai-chat"])
     tap(b"da")  # not one whole event
     assert ex.check_stream(200, tap, complete=False) == []
+
+
+def test_the_providers_words_are_shown_with_a_raw_bidi_character_escaped():
+    name = "search\u202eweb"
+    body = {"tools": [{"type": "function", "function": {"name": name}}]}
+    exchange = Exchange("openai-chat", "openai")
+    exchange.check_request(json.dumps(body).encode())
+    answer = {
+        "error": {
+            "message": f"Invalid 'tools[0].function.name': '{name}' does not match pattern.",
+            "type": "invalid_request_error",
+            "param": "tools[0].function.name",
+            "code": "invalid_value",
+        }
+    }
+    exchange.check_response(400, "application/json", json.dumps(answer).encode())
+    (rejected,) = [f for f in exchange.findings if f.code == "provider-rejected"]
+    assert "\u202e" not in rejected.message
+    assert "'search\\u202eweb' does not match pattern" in rejected.message

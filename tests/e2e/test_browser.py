@@ -301,10 +301,11 @@ def test_mitmweb_shows_markers_comments_and_the_toolnames_view(mitmweb, page):
     expect(text).to_contain_text("toolnames: OpenAI Chat Completions request")
     expect(text).to_contain_text("Outcome: flagged in observe mode: see the findings below")
     expect(text).to_contain_text("search.web    10  function  ✗ bad chars '.'")
-    # The stand-in rejected the name too: the provider's verdict is a finding of its own.
+    # The recorded 400 names tools[1]: the provider's rejection confirms the prediction.
     expect(text).to_contain_text(
         "Findings: 2 errors, 1 warning (recorded by toolnames for this flow)"
     )
+    expect(text).to_contain_text("provider-rejected   at tools[1].function.name")
     expect(text).to_contain_text("; toolnames had predicted it (name-invalid-chars)")
     _screenshot(page, "mitmweb-toolnames.png")
 

@@ -20,6 +20,7 @@ from tests.testkit import post
 from tests.testkit import read_flows
 from tests.testkit import recording_client
 from tests.testkit import toolnames_lines
+from tests.testkit import wait_for_flows
 
 API_KEY = "sk-test-not-a-key"
 # A Gemini-style credential in the query string (?key=), which saving must redact too.
@@ -173,6 +174,24 @@ def test_block_answers_the_sdk_with_a_toolnames_error_and_sends_nothing(
     assert toolnames_lines(proxy.log_text()) == [
         f"POST 127.0.0.1/v1/chat/completions: toolnames blocked: {FINDING}"
     ]
+
+
+@pytest.mark.needs_sdk
+def test_the_saved_flow_names_the_sdk_that_sent_it(mitmdump, mitmdump_binary, standin, tmp_path):
+    import platform
+
+    import openai
+
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
+    client, _ = sdk_client(proxy)
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(**MASTRA_SHAPED)
+
+    (flow,) = wait_for_flows(saved, 1)
+    assert flow.metadata["toolnames"]["client"] == (
+        f"openai Python SDK {openai.__version__} (CPython {platform.python_version()})"
+    )
 
 
 # -- Mastra -------------------------------------------------------------------------------------

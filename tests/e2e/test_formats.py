@@ -513,7 +513,10 @@ def chat_body(tool_name: str) -> dict:
 
 
 # Flagged under every rule (choice-without-tools): tool_choice "required" with no tools.
-SENTINEL = {**chat_body("get_weather"), "tool_choice": "required", "tools": []}
+SENTINEL = {
+    **{k: v for k, v in chat_body("get_weather").items() if k != "tools"},
+    "tool_choice": "required",
+}
 
 
 def lines_after_sentinel(proxy) -> list[str]:
@@ -605,7 +608,7 @@ def test_gateway_rule_accepts_a_100_char_name_that_the_openai_rule_rejects(
     lines = lines_after_sentinel(proxy)
     assert [line.split(": ")[1] for line in lines] == expected
     if expected == ["name-too-long"]:
-        assert "over the 64 allowed by rule openai" in lines[0]
+        assert "is over the 64 characters allowed by rule openai" in lines[0]
         assert lines[0].endswith("; the provider rejected it too")
     elif expected:
         assert "toolnames had not predicted it (+1 more)" in lines[0]  # and rule-disagrees

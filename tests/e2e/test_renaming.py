@@ -343,7 +343,8 @@ def test_fix_mode_runs_two_turns_with_names_the_provider_rejects(
         # The provider saw only an alias, in the tools, the choice and the history.
         assert app.invalid.encode() not in received["body"]
         assert json.dumps(app.invalid)[1:-1].encode() not in received["body"]
-    proxy.wait_for_log("restored")
+    # One line per flow, logged when that flow is done: wait for both.
+    proxy.wait_for_log("toolnames fixed", count=2)
     fixed = [line for line in annotations(proxy.log_text()) if line.startswith("toolnames fixed")]
     assert len(fixed) == 2
     assert all(f"renamed {app.invalid!r} → " in line for line in fixed)

@@ -216,3 +216,79 @@ def test_sdk_consuming_a_stream_sees_no_difference_with_the_addon(mitmdump, mitm
     assert events == _sdk_stream_events(kind, without.url)
     assert any("get_weather" in json.dumps(e) for e in events)
     assert not re.search(r"toolnames (error|warning|fixed|blocked)", with_addon.log_text())
+
+
+# A provider may compress its stream (Content-Encoding), each event flushed as it goes. The
+# client must get the provider's bytes; gzip and deflate are read, others said to be unread.
+@pytest.mark.parametrize(
+    "api,encoding",
+    [(api, "gzip") for api in sorted(STREAMS)]
+    + [("openai-chat", "deflate"), ("bedrock-converse", "deflate")],
+)
+def test_a_compressed_stream_is_decoded_and_checked_and_forwarded_unchanged(
+    mitmdump, mitmdump_binary, standin, tmp_path, api, encoding
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
+    path, body = STREAMS[api]
+    headers = {"x-standin-call": "delete_everything", "x-standin-encoding": encoding}
+    response = open_stream(proxy.url, path, body, headers)
+    assert response.getheader("content-encoding") == encoding
+    received = read_all(response)
+    assert received == standin.requests[-1]["response_body"]
+
+    (flow,) = wait_for_flows(saved, 1)
+    findings = flow.metadata["toolnames"]["findings"]
+    assert [f["code"] for f in findings] == ["response-unknown-tool"]
+    assert "'delete_everything'" in findings[0]["message"]
+    assert "Traceback" not in proxy.log_text()
+
+
+def test_a_stream_compressed_with_br_is_reported_unread_and_forwarded_unchanged(
+    mitmdump, mitmdump_binary, standin, tmp_path
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
+    path, body = STREAMS["openai-chat"]
+    headers = {"x-standin-call": "delete_everything", "x-standin-encoding": "br"}
+    response = open_stream(proxy.url, path, body, headers)
+    received = read_all(response)
+    assert received == standin.requests[-1]["response_body"]
+
+    (flow,) = wait_for_flows(saved, 1)
+    (finding,) = flow.metadata["toolnames"]["findings"]
+    assert finding["code"] == "response-unreadable"
+    assert "the stream is compressed with br; toolnames cannot read it" in finding["message"]
+    proxy.wait_for_log("response-unreadable")
+    assert "Traceback" not in proxy.log_text()
+
+
+def test_fix_mode_leaves_a_compressed_stream_as_sent_and_says_the_names_were_not_given_back(
+    mitmdump, mitmdump_binary, standin, tmp_path
+):
+    from toolnames_core.aliases import alias_for
+    from toolnames_core.rules import RULES
+
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump(
+        "--set", "toolnames_mode=fix", "--set", f"toolnames_save={saved}", binary=mitmdump_binary
+    )
+    path, body = STREAMS["openai-chat"]
+    tool = {"type": "function", "function": {"name": "github.create_issue", "parameters": {}}}
+    body = {**body, "tools": [tool]}
+    alias = alias_for("github.create_issue", RULES["openai"])
+    # The model calls the tool by the name the provider was sent: the alias.
+    headers = {"x-standin-call": alias, "x-standin-encoding": "gzip"}
+    response = open_stream(proxy.url, path, body, headers)
+    received = read_all(response)
+    assert received == standin.requests[-1]["response_body"]  # never re-encoded, never corrupt
+
+    (flow,) = wait_for_flows(saved, 1)
+    meta = flow.metadata["toolnames"]
+    (skipped,) = meta["fix_skipped"]
+    assert skipped["name"] == "github.create_issue"
+    assert "compressed with gzip" in skipped["reason"] and alias in skipped["reason"]
+    # The app got a call to the alias, a tool it never offered.
+    assert "response-unknown-tool" in [f["code"] for f in meta["findings"]]
+    line = proxy.wait_for_log("not fixed: 'github.create_issue' was not given back")
+    assert "Traceback" not in line

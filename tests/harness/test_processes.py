@@ -50,6 +50,18 @@ def test_a_line_that_never_comes_is_a_named_error_with_the_output(tmp_path):
         proc.stop()
 
 
+def test_a_line_can_be_waited_for_until_it_came_so_many_times(tmp_path):
+    code = "import time\nfor i in range(3):\n    print('flow done', flush=True); time.sleep(0.2)\n"
+    code += "time.sleep(60)"
+    proc = start_process("flows", python(code), tmp_path / "flows.log")
+    try:
+        assert proc.wait_for_log("flow done", count=3).count("flow done") == 3
+        with pytest.raises(LogTimeout, match="'flow done' did not appear 4 times"):
+            proc.wait_for_log("flow done", timeout=0.1, count=4)
+    finally:
+        proc.stop()
+
+
 def test_waiting_ends_as_soon_as_the_process_does(tmp_path):
     proc = start_process("quitter", python("print('bye')"), tmp_path / "quitter.log")
 

@@ -3,7 +3,11 @@
 import json
 import urllib.request
 
+import pytest
+
 from harness.provider import start_standin
+
+pytestmark = pytest.mark.e2e  # the stand-in in a process of its own
 
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}

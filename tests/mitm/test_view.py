@@ -154,6 +154,23 @@ def test_the_view_applies_the_rule_the_addon_recorded(view):
 
 
 @needs_mitmproxy12
+def test_the_view_names_the_client_that_sent_the_request(view):
+    tctx, tn = view
+    f = chat_flow(chat_body(tools=("a.b",)))
+    f.request.headers["user-agent"] = "OpenAI/Python 3.57.0"
+    f.request.headers["x-stainless-runtime"] = "CPython"
+    f.request.headers["x-stainless-runtime-version"] = "3.13.0"
+    shown = contentviews.prettify_message(f.request, f).text
+    assert "Client: openai Python SDK 3.57.0 (CPython 3.13.0)" in shown
+    # Recorded live, it is shown as recorded, even once the saved copy lost its headers.
+    tn.request(f)
+    assert f.metadata["toolnames"]["client"] == "openai Python SDK 3.57.0 (CPython 3.13.0)"
+    del f.request.headers["user-agent"]
+    shown = contentviews.prettify_message(f.response, f, view_name="toolnames").text
+    assert "Client: openai Python SDK 3.57.0 (CPython 3.13.0)" in shown
+
+
+@needs_mitmproxy12
 def test_without_a_record_the_view_applies_the_toolnames_rule_option(view):
     tctx, tn = view
     f = chat_flow(chat_body(tools=("a-b",)), host="openrouter.ai")

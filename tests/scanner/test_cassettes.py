@@ -8,6 +8,8 @@ import pytest
 
 from scanner import samples
 from tests.testkit import bad_flows
+from tests.testkit import big_flagged_flow
+from tests.testkit import measured_scan
 from tests.testkit import run_scan
 from tests.testkit import scan_found
 from tests.testkit import scan_json
@@ -190,3 +192,27 @@ def test_a_cassette_with_a_mastra_request_and_a_streamed_answer(capsys, tmp_path
     _, rows, _ = scan_json(capsys, samples.write_cassette(tmp_path / "c.yaml", flows))
 
     assert scan_found(rows) == [(0, "choice-not-in-tools", "tool_choice.function.name")]
+
+
+def test_memory_stays_bounded_while_scanning_a_large_cassette(tmp_path):
+    # ~100 MB of interactions, each a 110 KB request with a bad name and a hallucinated call:
+    # one interaction's YAML, repeated.
+    text = samples.cassette_text([big_flagged_flow()])
+    one = text[text.index("- request:") : text.rindex("version: 1\n")]
+    count = 100 * 1024 * 1024 // len(one)
+    path = tmp_path / "big.yaml"
+    with open(path, "w") as f:
+        f.write("interactions:\n")
+        for _ in range(count):
+            f.write(one)
+        f.write("version: 1\n")
+    size_mb = path.stat().st_size / 2**20
+
+    scan = measured_scan(path, tmp_path)
+
+    assert scan.code == 1, scan.stderr
+    summary = f"{count} recorded exchanges, {count} LLM API calls checked: {2 * count} errors"
+    assert summary in scan.stderr
+    assert "read slowly" not in scan.stderr
+    assert size_mb > 95
+    assert scan.peak_mb < 150, f"peak RSS {scan.peak_mb:.0f} MB while scanning {size_mb:.0f} MB"

@@ -5,6 +5,8 @@ import json
 from mitmproxy import io as mitm_io
 from mitmproxy.test import tflow
 
+from harness.inprocess import running
+from scanner import cli
 from scanner import samples
 from tests.testkit import scan_json
 
@@ -84,3 +86,27 @@ def test_a_saved_stream_without_a_record_is_said_to_be_unchecked(capsys, tmp_pat
 
     assert [(r["code"], r["severity"]) for r in rows] == [("response-unreadable", "warning")]
     assert "store_streamed_bodies" in rows[0]["message"]
+
+
+def test_a_fix_declined_in_flight_is_shown_with_its_reason(capsys, tmp_path):
+    body = samples.weather_request_body()
+    body["tools"] = [
+        {"type": "function", "function": {"name": "Search_Web"}},
+        {"type": "function", "function": {"name": "search_web"}},
+    ]
+    body["tool_choice"] = {"type": "function", "function": {"name": "Search.Web"}}
+    flow = samples.chat_flow("ambiguous", body)
+    flow.live = True
+    with running(toolnames_mode="fix") as (tctx, tn):
+        tn.request(flow)
+    flow.live = False
+    assert flow.metadata["toolnames"]["action"] == "observed"
+    path = samples.write_flows(tmp_path / "declined.mitm", [flow])
+
+    cli.main([str(path)])
+    out, _ = capsys.readouterr()
+
+    assert (
+        "not fixed: 'Search.Web' could be 'Search_Web' (mastra) or 'search_web' (openai-agents)"
+        in out
+    )

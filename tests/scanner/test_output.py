@@ -26,6 +26,18 @@ def test_control_characters_in_names_never_reach_the_terminal(capsys, tmp_path):
     assert "evil\\u001b[2J\\tname\\u202e" in row
 
 
+def test_a_name_with_a_bidi_override_is_shown_escaped_with_its_code_point(capsys, tmp_path):
+    body = samples.weather_request_body()
+    body["tools"][0]["function"]["name"] = "search\u202eweb"
+    path = samples.write_flows(tmp_path / "bidi.mitm", [samples.chat_flow("bidi", body)])
+
+    cli.main([str(path)])
+    out, _ = capsys.readouterr()
+
+    assert "\u202e" not in out
+    assert "'search\\u202eweb' (10 chars; U+202E RIGHT-TO-LEFT OVERRIDE)" in out
+
+
 # -- Terminal output ------------------------------------------------------------------------
 
 

@@ -6,7 +6,6 @@ import gzip
 import json
 import os
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -19,14 +18,14 @@ from scanner import run
 from scanner import samples
 from tests.testkit import BAD_CASE_FINDINGS
 from tests.testkit import FORMAT_OF
-from tests.testkit import SCAN_SCRIPT
 from tests.testkit import SDK_DIR
 from tests.testkit import WRITERS
 from tests.testkit import bad_flows
+from tests.testkit import big_flagged_flow
 from tests.testkit import cut_file
 from tests.testkit import exchange_for
+from tests.testkit import measured_scan
 from tests.testkit import run_scan
-from tests.testkit import scan_env
 from tests.testkit import scan_found
 from tests.testkit import scan_json
 
@@ -229,15 +228,9 @@ def test_mitmdump_reads_the_same_files_and_logs_the_findings_as_warnings(tmp_pat
 
 
 def test_memory_stays_bounded_while_scanning_a_large_flow_file(tmp_path):
-    # ~200 MB of flows, each a 110 KB request (a long conversation) with a bad name and a
-    # hallucinated call: written by repeating one flow's bytes, which takes a fraction of a second.
-    body = samples.weather_request_body()
-    body["messages"] = [
-        {"role": "user" if i % 2 else "assistant", "content": "lorem ipsum dolor " * 300}
-        for i in range(20)
-    ]
-    body["tools"].append(samples.function_tool("bad.name"))
-    one = samples.flow_bytes([samples.chat_flow("big", body, samples.hallucinated_call_response())])
+    # ~200 MB of flows, each a 110 KB request with a bad name and a hallucinated call: written
+    # by repeating one flow's bytes, which takes a fraction of a second.
+    one = samples.flow_bytes([big_flagged_flow()])
     count = 200 * 1024 * 1024 // len(one)
     path = tmp_path / "big.mitm"
     with open(path, "wb") as f:
@@ -245,39 +238,10 @@ def test_memory_stays_bounded_while_scanning_a_large_flow_file(tmp_path):
             f.write(one)
     size_mb = path.stat().st_size / 2**20
 
-    # The scan runs under a small Python that reports its child's peak RSS: measured from
-    # pytest directly, the child's figure would include pytest's own pages (Linux counts the
-    # memory a process had before exec in its maxrss).
-    measure = (
-        "import resource, subprocess, sys\n"
-        "with open(sys.argv[1], 'wb') as out, open(sys.argv[2], 'wb') as err:\n"
-        "    code = subprocess.call(sys.argv[3:], stdout=out, stderr=err, stdin=subprocess.DEVNULL)\n"
-        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            measure,
-            tmp_path / "out.jsonl",
-            tmp_path / "err.txt",
-            SCAN_SCRIPT,
-            "--json",
-            path,
-        ],
-        capture_output=True,
-        text=True,
-        env=scan_env(),
-        timeout=600,
-        check=True,
-    )
-    code, peak_kib = map(int, result.stdout.split())
-    peak_mb = peak_kib / 1024  # ru_maxrss is in KiB on Linux
+    scan = measured_scan(path, tmp_path)
 
-    assert code == 1, (tmp_path / "err.txt").read_text()
-    assert (
-        f"{count} recorded exchanges, {count} LLM API calls checked: {2 * count} errors"
-        in (tmp_path / "err.txt").read_text()
-    )
+    assert scan.code == 1, scan.stderr
+    summary = f"{count} recorded exchanges, {count} LLM API calls checked: {2 * count} errors"
+    assert summary in scan.stderr
     assert size_mb > 190
-    assert peak_mb < 150, f"peak RSS {peak_mb:.0f} MB while scanning {size_mb:.0f} MB"
+    assert scan.peak_mb < 150, f"peak RSS {scan.peak_mb:.0f} MB while scanning {size_mb:.0f} MB"

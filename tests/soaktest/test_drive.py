@@ -3,6 +3,7 @@
 import shutil
 from pathlib import Path
 
+import pytest
 from mitmproxy import io
 from mitmproxy.test import tflow
 
@@ -14,6 +15,7 @@ from soaktest.drive import saved_ids
 from soaktest.traffic import ID_HEADER
 
 
+@pytest.mark.e2e
 def test_a_run_straight_to_the_standin_gets_every_expected_answer(tmp_path):
     # The stand-in answers as the soak expects with no proxy between: what is checked
     # through mitmdump is then the proxy's doing.
@@ -26,6 +28,7 @@ def test_a_run_straight_to_the_standin_gets_every_expected_answer(tmp_path):
     assert len(run.done) == 70 and run.wrong() == [] and run.client_errors == []
 
 
+@pytest.mark.e2e
 def test_a_kill_after_some_flows_ends_the_run_early(tmp_path):
     standin = start_standin(tmp_path, record=False)
     run = drive(standin, 400, 4, "kill", kill_after=20)

@@ -16,6 +16,7 @@ from tests.standin.wire import CHAT
 from tests.standin.wire import EMPTY
 from tests.standin.wire import GEMINI
 from tests.standin.wire import RESPONSES
+from tests.standin.wire import WEATHER
 from tests.standin.wire import anthropic_answer
 from tests.standin.wire import anthropic_request
 from tests.standin.wire import bedrock_answer
@@ -28,6 +29,7 @@ from tests.standin.wire import post
 from tests.standin.wire import post_json
 from tests.standin.wire import responses_answer
 from tests.standin.wire import responses_request
+from tests.testkit import exchange_for
 
 FORMATS = {
     "chat": (CHAT, chat_request, chat_answer),
@@ -171,3 +173,66 @@ def test_the_formats_are_one_explicit_list_of_one_instance_each():
         "Gemini",
         "Responses",
     ]
+
+
+# The stand-in and toolnames agree on what a provider rejects (issue 13): toolnames reports an
+# error exactly for the requests the stand-in answers with a 400.
+AGREEMENT_CASES = {
+    "chat: an empty tools array": (CHAT, {"model": "m", "messages": [], "tools": []}),
+    "chat: tool_choice none without tools": (
+        CHAT,
+        {"model": "m", "messages": [], "tool_choice": "none"},
+    ),
+    "chat: a named choice of a legacy function": (
+        CHAT,
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+            "functions": [{"name": "get_weather", "parameters": WEATHER}],
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        },
+    ),
+    "chat: function_call of a legacy function": (
+        CHAT,
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+            "functions": [{"name": "get_weather", "parameters": WEATHER}],
+            "function_call": {"name": "get_weather"},
+        },
+    ),
+    "anthropic: any with tools []": (
+        ANTHROPIC,
+        {**anthropic_request(), "tools": [], "tool_choice": {"type": "any"}},
+    ),
+    "anthropic: any without tools": (
+        ANTHROPIC,
+        {
+            k: v
+            for k, v in {**anthropic_request(), "tool_choice": {"type": "any"}}.items()
+            if k != "tools"
+        },
+    ),
+    "anthropic: none without tools": (
+        ANTHROPIC,
+        {
+            k: v
+            for k, v in {**anthropic_request(), "tool_choice": {"type": "none"}}.items()
+            if k != "tools"
+        },
+    ),
+    "anthropic: any with tools": (
+        ANTHROPIC,
+        {**anthropic_request(), "tool_choice": {"type": "any"}},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", AGREEMENT_CASES)
+def test_the_standin_rejects_exactly_what_toolnames_reports_as_an_error(provider, case):
+    path, body = AGREEMENT_CASES[case]
+    status, _, content = post(provider, path, body)
+    api = "openai-chat" if path == CHAT else "anthropic-messages"
+    rule = "openai" if path == CHAT else "anthropic"
+    errors = [f.code for f in exchange_for(json.dumps(body).encode(), api, rule).errors]
+    assert (status == 400) == bool(errors), (status, content, errors)

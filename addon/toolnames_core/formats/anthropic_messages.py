@@ -36,6 +36,7 @@ from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
+from toolnames_core.formats.base import shown
 from toolnames_core.formats.base import type_name
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -92,7 +93,7 @@ def _read_tool_choice(value: object, view: RequestView) -> None:
         return
     kind = value.get("type")
     if isinstance(kind, str) and kind in _CHOICE_MODES:
-        view.choices.append(Choice(_CHOICE_MODES[kind], where))
+        view.choices.append(Choice(_CHOICE_MODES[kind], where, sent=shown(value)))
     elif kind == "tool":
         name = value.get("name")
         if isinstance(name, str):

@@ -23,6 +23,7 @@ from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
+from toolnames_core.formats.base import shown
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
@@ -89,7 +90,8 @@ def _read_tool_choice(choice: object, view: RequestView) -> None:
         return
     ((kind, value),) = choice.items()
     if kind in ("auto", "any") and isinstance(value, dict):
-        view.choices.append(Choice("auto" if kind == "auto" else "required", where))
+        mode = "auto" if kind == "auto" else "required"
+        view.choices.append(Choice(mode, where, sent=shown(choice)))
     elif kind == "tool" and isinstance(value, dict) and isinstance(value.get("name"), str):
         ref = NameRef(value["name"], (*where, "tool", "name"))
         view.choices.append(Choice("named", where, (ref,)))

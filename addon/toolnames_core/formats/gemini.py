@@ -25,6 +25,7 @@ from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
+from toolnames_core.formats.base import shown
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
@@ -171,6 +172,7 @@ def _read_tool_config(body: dict, declared: int, view: RequestView) -> None:
                 choice = Choice(
                     {"AUTO": "auto", "ANY": "required", "NONE": "none", "VALIDATED": "auto"}[mode],
                     where,
+                    sent=f"mode {shown(mode)}",
                 )
             if declared == 0 and choice.mode != "none":
                 # Observed (pydantic-ai PR #5791, AstrBot PR #7407): the Gemini API answers

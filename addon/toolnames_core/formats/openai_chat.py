@@ -12,6 +12,7 @@ from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
+from toolnames_core.formats.base import shown
 from toolnames_core.formats.base import type_name
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -45,6 +46,17 @@ def _read_tools(body: dict, view: RequestView) -> None:
         tools = body["tools"]
         if not isinstance(tools, list):
             view.problems.append(malformed(("tools",), "an array", tools))
+        elif not tools:
+            # docs/providers.md §2: OpenAI answers `tools: []` with 400 empty_array.
+            view.problems.append(
+                Finding(
+                    codes.TOOLS_EMPTY,
+                    "error",
+                    "tools",
+                    "tools is an empty array; OpenAI rejects it (empty_array): "
+                    "send at least one tool or leave tools out",
+                )
+            )
         else:
             append = view.tools.append
             for i, tool in enumerate(tools):
@@ -88,7 +100,7 @@ def read_string_choice(value: str, where: tuple, view: RequestView) -> None:
     """A string ``tool_choice``: Chat Completions and Responses take the same three
     (docs/providers.md §2, §3)."""
     if value in ("none", "auto", "required"):
-        view.choices.append(Choice(value, where))
+        view.choices.append(Choice(value, where, sent=shown(value)))
     else:
         view.problems.append(
             bad_choice(where, value, 'expected "none", "auto", "required" or an object')
@@ -162,7 +174,7 @@ def _read_allowed(value: dict, view: RequestView) -> None:
 def _read_function_call(value: object, view: RequestView) -> None:
     where = ("function_call",)
     if value in ("none", "auto"):
-        view.choices.append(Choice(value, where))
+        view.choices.append(Choice(value, where, sent=shown(value)))
     elif isinstance(value, dict) and isinstance(value.get("name"), str):
         view.choices.append(
             Choice("named", where, (NameRef(value["name"], ("function_call", "name")),))

@@ -56,9 +56,9 @@ from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import format_path
+from toolnames_core.names import describe_name
 from toolnames_core.response_checks import PARALLEL_WRAPPERS
 from toolnames_core.rules import NameRule
-from toolnames_core.rules import describe_name
 from toolnames_core.rules import name_violations
 
 API = "openai-responses"

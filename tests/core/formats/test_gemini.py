@@ -522,7 +522,7 @@ def test_fix_leaves_an_allowed_name_no_rewrite_explains():
         {
             "path": "toolConfig.functionCallingConfig.allowedFunctionNames[0]",
             "name": "weather",
-            "reason": "no known client rewrite maps it to an offered tool",
+            "reason": "matches no offered tool under a known client rewrite (mastra, openai-agents)",
         }
     ]
 
