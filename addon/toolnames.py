@@ -34,8 +34,10 @@ from mitmproxy import flowfilter
 from mitmproxy import hooks
 from mitmproxy import http
 
+from toolnames_core import READERS
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
+from toolnames_core import Reader
 from toolnames_core import RuleOverride
 from toolnames_core import StreamTap
 from toolnames_core import choose_rule
@@ -66,12 +68,24 @@ STREAMED_UNREAD = (
 )
 
 
+def reader_line(reader: Reader) -> str:
+    """The start-up line that says how bodies are read."""
+    line = f"toolnames: reading bodies with {reader.description}"
+    if len(READERS) == 1:
+        line += (
+            "; for a faster reader add msgspec to mitmproxy's environment (pipx inject mitmproxy "
+            "msgspec, or uv tool install mitmproxy --with msgspec)"
+        )
+    return line
+
+
 class ToolNames:
     def __init__(self) -> None:
         self.overrides: tuple[RuleOverride, ...] = ()
         self.filter: flowfilter.TFilter | None = None
         self.max_body: int = 0
         self.mode: str = "observe"
+        self.reader: Reader = READERS[0]
         self.writer: save.FlaggedFlowWriter | None = None
         # Each LLM API flow's exchange, for as long as the flow lives.
         self.exchanges: weakref.WeakKeyDictionary[http.HTTPFlow, Exchange] = (
@@ -127,6 +141,10 @@ class ToolNames:
             self.filter = parsed[options.FILTER.name]
         if options.MAX_BODY.name in parsed:
             self.max_body = parsed[options.MAX_BODY.name]
+        if options.READER.name in parsed:
+            self.reader = parsed[options.READER.name]
+            # Said once at start-up (and again if the option changes): which reader runs.
+            logger.info(reader_line(self.reader))
         if options.SAVE.name in parsed:
             self._close_writer()
             path = parsed[options.SAVE.name]
@@ -186,7 +204,7 @@ class ToolNames:
         """The flow's exchange, its request checked now or, in observe mode, deferred."""
         host = flows.host(flow.request)
         exchange = self.exchanges[flow] = Exchange(
-            api, choose_rule(api, host, self.overrides, flow.request.port), host
+            api, choose_rule(api, host, self.overrides, flow.request.port), host, self.reader
         )
         content, problem = flows.request_content(flow.request, self.max_body)
         if not problem and nothing_to_check(content):

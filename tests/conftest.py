@@ -29,6 +29,7 @@ from harness.processes import Process
 from harness.processes import ProcessGroup
 from harness.processes import StartupError
 from toolnames_core import bodies
+from toolnames_core import readers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MASTRA_DIR = REPO_ROOT / "tests" / "e2e" / "mastra"
@@ -39,10 +40,11 @@ E2E_FIXTURES = {"standin", "mitmdump", "start_mitmdump", "mastra_project"}
 
 @pytest.fixture
 def counted(monkeypatch) -> dict[str, list[bytes]]:
-    """Every body json.loads parses ("loads") and every tool-key scan starts on ("scans")."""
+    """Every body a reader decodes ("loads", whichever reader) and every tool-key scan starts
+    on ("scans")."""
 
     seen: dict[str, list[bytes]] = {"loads": [], "scans": []}
-    real_loads, real_scan = bodies.json.loads, bodies.TOOL_KEY_START
+    real_scan = bodies.TOOL_KEY_START
 
     class CountingPattern:
         def search(self, content, pos=0):
@@ -50,11 +52,15 @@ def counted(monkeypatch) -> dict[str, list[bytes]]:
                 seen["scans"].append(content)
             return real_scan.search(content, pos)
 
-    def loads(content, *args, **kwargs):
-        seen["loads"].append(content)
-        return real_loads(content, *args, **kwargs)
+    def counting(decode):
+        def body(content, shape=None):
+            seen["loads"].append(content)
+            return decode(content, shape)
 
-    monkeypatch.setattr(bodies.json, "loads", loads)
+        return body
+
+    for reader in readers.READERS:
+        monkeypatch.setattr(reader, "body", counting(reader.body))
     monkeypatch.setattr(bodies, "TOOL_KEY_START", CountingPattern())
     return seen
 

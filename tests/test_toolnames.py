@@ -30,6 +30,7 @@ from toolnames_core import RuleOverride
 from toolnames_core import inspect_exchange
 from toolnames_core import is_stream
 from toolnames_core import parse_rule_override
+from toolnames_core import readers
 from toolnames_mitm import deferral
 from toolnames_mitm.view import ToolnamesView
 
@@ -670,6 +671,43 @@ def test_a_bad_value_given_before_the_script_loads_is_one_error_line_and_the_add
 def test_a_rule_option_becomes_the_addons_overrides():
     with running(toolnames_rule=["*=portable"]) as (tctx, tn):
         assert tn.overrides == (RuleOverride("*", "portable"),)
+
+
+def test_the_reader_in_use_is_said_once_at_start_up(caplog):
+    caplog.set_level(logging.INFO)
+    with running() as (tctx, tn):
+        lines = [r.getMessage() for r in caplog.records if "reading bodies with" in r.getMessage()]
+        assert lines == [
+            f"toolnames: reading bodies with {readers.DEFAULT.description}"
+            + (
+                ""
+                if readers.FAST
+                else "; for a faster reader add msgspec to mitmproxy's environment "
+                "(pipx inject mitmproxy msgspec, or uv tool install mitmproxy --with msgspec)"
+            )
+        ]
+        assert tn.reader is readers.DEFAULT
+        tn.request(chat_flow(MASTRA))
+        assert tn.exchanges and all(e.reader is readers.DEFAULT for e in tn.exchanges.values())
+
+
+def test_the_json_reader_can_be_chosen_and_msgspec_insisted_on():
+    with running(toolnames_reader="json") as (tctx, tn):
+        assert tn.reader is readers.STANDARD
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        assert tn.exchanges[f].reader is readers.STANDARD
+        if readers.FAST:
+            tctx.configure(tn, toolnames_reader="msgspec")
+            assert tn.reader is readers.FAST
+        else:
+            with pytest.raises(exceptions.OptionsError, match="pipx inject mitmproxy msgspec"):
+                tctx.configure(tn, toolnames_reader="msgspec")
+        with pytest.raises(
+            exceptions.OptionsError,
+            match="toolnames_reader: 'ujson' is not a reader; accepted: auto, json, msgspec",
+        ):
+            tctx.configure(tn, toolnames_reader="ujson")
 
 
 def test_a_rule_override_checks_a_host_against_another_providers_rule():

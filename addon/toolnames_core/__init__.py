@@ -19,6 +19,9 @@ from toolnames_core.exchange import Exchange
 from toolnames_core.exchange import inspect_exchange
 from toolnames_core.formats import FORMATS
 from toolnames_core.model import Finding
+from toolnames_core.readers import READERS
+from toolnames_core.readers import Reader
+from toolnames_core.readers import reader_named
 from toolnames_core.record import COMMENT_PREFIX
 from toolnames_core.record import MARKERS
 from toolnames_core.record import FlowRecord
@@ -34,11 +37,13 @@ __all__ = [
     "COMMENT_PREFIX",
     "FORMATS",
     "MARKERS",
+    "READERS",
     "RULES",
     "Exchange",
     "Finding",
     "FlowEntry",
     "FlowRecord",
+    "Reader",
     "RuleOverride",
     "StreamTap",
     "choose_rule",
@@ -50,6 +55,7 @@ __all__ = [
     "is_stream",
     "nothing_to_check",
     "parse_rule_override",
+    "reader_named",
     "render_request",
     "render_response",
     "summarize",

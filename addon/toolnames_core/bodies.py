@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from toolnames_core import codes
@@ -11,6 +10,8 @@ from toolnames_core.formats.base import type_name
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.readers import DEFAULT
+from toolnames_core.readers import Reader
 from toolnames_core.streams import StreamTap
 from toolnames_core.streams import is_stream
 
@@ -46,9 +47,13 @@ def unreadable(message: str) -> Finding:
     )
 
 
-def parse_object(content: bytes) -> tuple[dict | None, Finding | None]:
+def parse_object(
+    content: bytes, reader: Reader = DEFAULT, shape: object = None
+) -> tuple[dict | None, Finding | None]:
+    """The body as the object its adapter reads (``shape``: what the fast reader decodes),
+    or the finding that says why it cannot be read."""
     try:
-        body = json.loads(content)
+        body = reader.body(content, shape)
     except RecursionError:
         return None, unreadable("the JSON is nested too deeply to read")
     except ValueError as e:  # JSONDecodeError and UnicodeDecodeError alike
@@ -78,13 +83,14 @@ def _has_tool_key(content: bytes) -> bool:
 
 
 def read_request(
-    content: bytes, api: str, *, scanned: bool = False
+    content: bytes, api: str, *, scanned: bool = False, reader: Reader = DEFAULT
 ) -> tuple[RequestView | None, Finding | None]:
     """What a request body offers; (None, None) for a body without tools. ``scanned``: the
     caller knows the body holds a tool key."""
     if not scanned and nothing_to_check(content):
         return None, None
-    body, problem = parse_object(content)
+    shapes = FORMATS[api].shapes
+    body, problem = parse_object(content, reader, shapes and shapes.request)
     if body is None:
         return None, problem
     try:
@@ -96,21 +102,21 @@ def read_request(
 
 
 def read_response_calls(
-    api: str, content_type: str, content: bytes
+    api: str, content_type: str, content: bytes, reader: Reader = DEFAULT
 ) -> tuple[list[NameRef], Finding | None]:
     """The tool calls in a complete response body, streamed or not."""
     fmt = FORMATS[api]
     if is_stream(content_type):
         if fmt.stream_collector is None:
             return [], None
-        tap = StreamTap(fmt).feed_all(content)
+        tap = StreamTap(fmt, reader=reader).feed_all(content)
         return tap.calls(), tap.problem()
     if fmt.read_calls is None or not JSON_CONTAINER_START.match(content):
         return [], None  # an error page or other non-JSON answer carries no calls
     if not _has_tool_key(content):
         return [], None  # every format's calls sit under a tool key: most answers are text
     try:
-        body = json.loads(content)
+        body = reader.body(content, fmt.shapes and fmt.shapes.response)
     except (ValueError, RecursionError):
         return [], None
     # Gemini's streamGenerateContent without alt=sse answers with a JSON array of chunks.

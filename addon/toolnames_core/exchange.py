@@ -39,6 +39,8 @@ from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
+from toolnames_core.readers import DEFAULT
+from toolnames_core.readers import Reader
 from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
 from toolnames_core.streams import StreamTap
@@ -74,9 +76,10 @@ class Exchange:
         "response_calls",
         "response_findings",
         "rejections",
+        "reader",
     )
 
-    def __init__(self, api: str, rule: str, host: str = "") -> None:
+    def __init__(self, api: str, rule: str, host: str = "", reader: Reader = DEFAULT) -> None:
         if api not in FORMATS:
             raise ValueError(f"unknown API {api!r}; known APIs: {', '.join(FORMATS)}")
         if rule not in RULES:
@@ -105,6 +108,8 @@ class Exchange:
         self.response_findings: list[Finding] = []
         # What the provider's error answer rejected, tied to the request where it could be.
         self.rejections: list[Rejection] = []
+        # How its bodies are decoded (readers.py): every reader gives the same answer.
+        self.reader = reader
 
     # -- the request -------------------------------------------------------------------
 
@@ -133,7 +138,7 @@ class Exchange:
             self.request_unreadable(problem)
             return
         self.request_checked = True
-        view, problem = bodies.read_request(content, self.api, scanned=scanned)
+        view, problem = bodies.read_request(content, self.api, scanned=scanned, reader=self.reader)
         if problem:
             self.readable = False
             self.request_findings = [problem]
@@ -238,8 +243,8 @@ class Exchange:
             ]
             # The calls are judged as the app got them: an alias is a tool it never offered.
             self.restorer = None
-            return StreamTap(fmt, None, coding)
-        return StreamTap(fmt, self.restorer, coding)
+            return StreamTap(fmt, None, coding, self.reader)
+        return StreamTap(fmt, self.restorer, coding, self.reader)
 
     @property
     def restored(self) -> int:
@@ -255,7 +260,7 @@ class Exchange:
             return self._rejected(status, content)
         if not self._judges(status):
             return []
-        calls, problem = bodies.read_response_calls(self.api, content_type, content)
+        calls, problem = bodies.read_response_calls(self.api, content_type, content, self.reader)
         found = self.check_calls(calls, complete, problem)
         # A streamed answer counts as accepted once it has begun: a body with any bytes
         # (isspace stops at the first other byte; strip would copy a large body).
@@ -377,6 +382,7 @@ def inspect_exchange(
     response_content: bytes | None = None,
     overrides: tuple = (),
     request_problem: str | None = None,
+    reader: Reader = DEFAULT,
 ) -> Exchange | None:
     """Everything the live addon checks, for one recorded request and its response.
 
@@ -387,7 +393,7 @@ def inspect_exchange(
     api = endpoints.detect_api(method, path)
     if api is None:
         return None
-    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides), host)
+    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides), host, reader)
     if request_content is None and request_problem is None:
         request_problem = "the recording holds no request body"
     exchange.check_request(request_content or b"", problem=request_problem)

@@ -14,6 +14,7 @@ from mitmproxy import http
 from mitmproxy import version
 from mitmproxy.utils import human
 
+from toolnames_core import READERS
 from toolnames_core import RULES
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
@@ -22,6 +23,7 @@ from toolnames_core import choose_rule
 from toolnames_core import detect_api
 from toolnames_core import has_tool_keys
 from toolnames_core import parse_rule_override
+from toolnames_core import reader_named
 from toolnames_core import render_request
 from toolnames_core import render_response
 from toolnames_core.codes import CATALOGUE
@@ -80,11 +82,13 @@ def exchange_of(flow: http.HTTPFlow) -> tuple[Exchange, FlowRecord | None] | Non
         return None
     recorded = flows.record(flow)
     host = flows.host(request)
+    # The reader the addon uses; any reader gives the same answer.
+    reader = _option("toolnames_reader", reader_named, READERS[0])
     # The rule the addon applied when the flow went through, if it recorded one.
     if recorded is not None and recorded.rule in RULES:
-        return Exchange(api, recorded.rule, host), recorded
+        return Exchange(api, recorded.rule, host, reader), recorded
     overrides = _option("toolnames_rule", _overrides, ())
-    return Exchange(api, choose_rule(api, host, overrides, request.port), host), recorded
+    return Exchange(api, choose_rule(api, host, overrides, request.port), host, reader), recorded
 
 
 # Words every WebSocket message that declares, forces or calls a tool holds somewhere.

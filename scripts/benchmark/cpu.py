@@ -25,9 +25,11 @@ from benchmark.workload import encode
 from benchmark.workload import mcp_named
 from harness.inprocess import running
 from harness.load import progress
+from toolnames_core import READERS
 from toolnames_core import Exchange
+from toolnames_core import Reader
 
-__all__ = ["FIX_RENAMING", "CpuRow", "bench_cpu", "chat_flow", "time_interleaved"]
+__all__ = ["FIX_RENAMING", "CpuRow", "bench_cpu", "chat_flow", "other_reader", "time_interleaved"]
 
 # The column of fix mode's renaming: a whole flow, every tool aliased and the answer restored.
 FIX_RENAMING = "fix: rename + restore"
@@ -164,6 +166,21 @@ def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float
         return time_interleaved(fns, min_time, repeats)
 
 
+def other_reader(name: str, reader: Reader) -> str:
+    """The column of ``name`` (check_request, request hook) read by a reader other than the
+    default one (the first of READERS: msgspec where it can be imported), which the plain
+    columns use."""
+    return f"{name}, {reader.name} reader"
+
+
+def _hook_with(tn, reader: Reader, flow: http.HTTPFlow) -> None:
+    default, tn.reader = tn.reader, reader
+    try:
+        tn.request(flow)
+    finally:
+        tn.reader = default
+
+
 def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
     min_time, repeats = (0.01, 3) if quick else (0.04, 7)
     rows = []
@@ -190,6 +207,13 @@ def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
                 "request hook": lambda flow=flow: tn.request(flow),
                 "flow hooks": whole_flow,
             }
+            for reader in READERS[1:]:
+                fns[other_reader("check_request", reader)] = lambda raw=raw, r=reader: Exchange(
+                    "openai-chat", "openai", reader=r
+                ).check_request(raw)
+                fns[other_reader("request hook", reader)] = lambda f=flow, r=reader: _hook_with(
+                    tn, r, f
+                )
             gc.collect()
             rows.append(CpuRow(case, time_interleaved(fns, min_time, repeats)))
     for row in rows:

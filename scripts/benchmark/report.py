@@ -7,8 +7,11 @@ from typing import NamedTuple
 
 from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import CpuRow
+from benchmark.cpu import other_reader
 from benchmark.streaming import StreamRow
+from benchmark.throughput import JSON_READER
 from benchmark.throughput import RpsRow
+from toolnames_core import READERS
 
 __all__ = [
     "TARGET_CPU",
@@ -111,6 +114,7 @@ def report_cpu(rows: list[CpuRow]) -> Part:
             ]
         )
         targets.append(_cpu_target(row))
+        targets += _fast_cpu_target(row)
     text = table(
         [
             "body",
@@ -123,7 +127,51 @@ def report_cpu(rows: list[CpuRow]) -> Part:
         ],
         body,
     )
-    return Part(text, targets)
+    return Part(text + "\n\n" + _readers_table(rows), targets)
+
+
+# With msgspec (toolnames_core/readers.py), issue 17's targets: the request hook below 1.0x
+# json.loads from 10 tools up, and above 1.0 of the json.loads-only mitmdump with tools.
+TARGET_FAST_CPU = 1.0
+TARGET_FAST_RPS = 1.0
+FAST_FROM_TOOLS = 10
+
+
+def _fast_cpu_target(row: CpuRow) -> list[Target]:
+    if READERS[0].name != "msgspec" or row.case.tools < FAST_FROM_TOOLS:
+        return []
+    ratio = row.ratio("request hook")
+    return [
+        Target(
+            f"(a) {row.case.label}: request hook, msgspec reader",
+            f"< {TARGET_FAST_CPU}x json.loads",
+            f"{ratio:.2f}x ({_us(row.best('request hook'))})",
+            verdict(ratio < TARGET_FAST_CPU),
+        )
+    ]
+
+
+def _readers_table(rows: list[CpuRow]) -> str:
+    """Both readers side by side: the plain columns above are the first reader's."""
+    columns = [
+        (f"{name} ({reader.name})", name if i == 0 else other_reader(name, reader))
+        for i, reader in enumerate(READERS)
+        for name in ("check_request", "request hook")
+    ]
+    body = [
+        [
+            row.case.label,
+            _us(row.best("json.loads")),
+            *(
+                f"{_us(row.best(key))} ({row.ratio(key):.2f}x)" if key in row.samples else "-"
+                for _, key in columns
+            ),
+        ]
+        for row in rows
+    ]
+    return "Readers side by side:\n\n" + table(
+        ["body", "json.loads", *(title for title, _ in columns)], body
+    )
 
 
 def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
@@ -138,6 +186,7 @@ def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
                 f"{row.best('json.loads only'):.1f}",
                 f"{row.best('toolnames'):.1f}",
                 f"{row.ratio:.3f} (paired median {row.paired_median:.3f})",
+                _of_json_only(row, JSON_READER),
                 f"{row.ratio_to_plain:.3f}",
                 f"{row.cpu_ms('plain'):.2f} / {row.cpu_ms('json.loads only'):.2f} / "
                 f"{row.cpu_ms('toolnames'):.2f}",
@@ -154,6 +203,15 @@ def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
                 verdict(row.ratio >= TARGET_RPS and not row.problems),
             )
         )
+        if READERS[0].name == "msgspec" and row.case.tools:
+            targets.append(
+                Target(
+                    f"(b) {row.case.label}: msgspec reader",
+                    f"> {TARGET_FAST_RPS} of json.loads-only mitmdump",
+                    f"{row.ratio:.3f} (paired median {row.paired_median:.3f})",
+                    verdict(row.ratio > TARGET_FAST_RPS and not row.problems),
+                )
+            )
     text = table(
         [
             "body",
@@ -162,6 +220,7 @@ def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
             "json.loads only req/s",
             "toolnames req/s",
             "toolnames / json.loads only",
+            f"{JSON_READER}: req/s / json.loads only",
             "toolnames / plain",
             "mitmdump CPU ms/request (plain / json / toolnames)",
             "CPU ratio",
@@ -217,3 +276,8 @@ def report_stream(rows: list[StreamRow], delay_ms: int) -> Part:
         body,
     )
     return Part(text, targets)
+
+
+def _of_json_only(row: RpsRow, variant: str) -> str:
+    ratio = row.of_json_only(variant)
+    return "-" if ratio is None else f"{row.best(variant):.1f} ({ratio:.3f})"

@@ -39,6 +39,8 @@ from scanner.recorded import SNIFF_BYTES
 from scanner.run import Input
 from scanner.run import Scanner
 from scanner.yamlevents import best_parser
+from toolnames_core import READERS
+from toolnames_core import Reader
 
 try:
     import yaml as pyyaml
@@ -136,13 +138,18 @@ def write_inputs(workdir: Path, size: int) -> dict[str, tuple[Path, int]]:
 # what the scan gets when it has a core to itself.
 
 
-def scan_seconds(path: Path, repeats: int, yaml_parser: str | None = None) -> float:
-    """The fastest of ``repeats`` in-process scans of ``path`` (findings to /dev/null)."""
+def scan_seconds(
+    path: Path, repeats: int, yaml_parser: str | None = None, reader: Reader = READERS[0]
+) -> float:
+    """The fastest of ``repeats`` in-process scans of ``path`` (findings to /dev/null), its
+    bodies decoded by ``reader``."""
     best = float("inf")
     size = path.stat().st_size
     for _ in range(repeats):
         with open(os.devnull, "w") as devnull:
-            scanner = Scanner((), JsonOutput(devnull), Progress(size, devnull, enabled=False))
+            scanner = Scanner(
+                (), JsonOutput(devnull), Progress(size, devnull, enabled=False), reader
+            )
             scanner.yaml_parser = yaml_parser
             started = time.process_time()
             scanner.run([Input(str(path), True, size)])
@@ -218,6 +225,16 @@ def bench_scan(workdir: Path, quick: bool, size: int | None = None) -> list[Scan
                 None if quick else peak_rss(path, workdir),
             )
         )
+        # The same scan with each other reader (the first, above, is msgspec where it can
+        # be imported); reading the records does not depend on it.
+        for reader in READERS[1:]:
+            rows.append(
+                rows[-1]._replace(
+                    label=f"{label}, {reader.name} reader",
+                    scan_seconds=scan_seconds(path, repeats, reader=reader),
+                    peak_rss=None,
+                )
+            )
     # The pure-Python reader, on the first tenth of the same cassette: it is far slower.
     small = workdir / "small.yaml"
     text = inputs["cassette"][0].read_text()

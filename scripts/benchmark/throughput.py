@@ -20,8 +20,16 @@ from harness.mitmdump import start_mitmdump
 from harness.processes import Process
 from harness.processes import ProcessGroup
 from harness.provider import start_standin
+from toolnames_core import READERS
 
-__all__ = ["JSON_ONLY_SCRIPT", "VARIANTS", "RpsRow", "bench_rps", "start_bench_mitmdump"]
+__all__ = [
+    "JSON_ONLY_SCRIPT",
+    "JSON_READER",
+    "VARIANTS",
+    "RpsRow",
+    "bench_rps",
+    "start_bench_mitmdump",
+]
 
 # A reference for (b): the least any addon that reads the tools must do, parse the body once.
 JSON_ONLY_SCRIPT = """\
@@ -30,7 +38,9 @@ def request(flow):
     json.loads(flow.request.content or b"null")
 """
 
-VARIANTS = ("plain", "json.loads only", "toolnames")
+# The addon as it runs (msgspec where it can be imported), and with each other reader.
+JSON_READER = "toolnames, json reader"
+VARIANTS = ("plain", "json.loads only", "toolnames", *([JSON_READER] if len(READERS) > 1 else []))
 
 
 @dataclass
@@ -64,6 +74,12 @@ class RpsRow:
         round: steadier than best-of on a busy machine, where rounds drift together."""
         pairs = zip(self.rps["toolnames"], self.rps["json.loads only"], strict=True)
         return statistics.median(t / j for t, j in pairs if j)
+
+    def of_json_only(self, variant: str) -> float | None:
+        """``variant``'s req/s over the json.loads-only mitmdump's; None if not measured."""
+        if not self.rps.get(variant):
+            return None
+        return self.best(variant) / self.best("json.loads only")
 
     @property
     def cpu_ratio(self) -> float:
@@ -103,14 +119,20 @@ def bench_rps(
     duration, rounds = (0.6, 2) if quick else (1.5, 3)
     json_only = workdir / "json_only.py"
     json_only.write_text(JSON_ONLY_SCRIPT)
-    scripts = {"plain": [], "json.loads only": [json_only], "toolnames": [ADDON_SCRIPT]}
+    scripts = {
+        "plain": [],
+        "json.loads only": [json_only],
+        "toolnames": [ADDON_SCRIPT],
+        JSON_READER: [ADDON_SCRIPT],
+    }
     rows = []
     procs: dict[str, Process] = {}
     with ProcessGroup() as group:
         standin = group.add(start_standin(workdir, name="standin-b", record=False, nodelay=True))
         for variant in VARIANTS:
+            options = {"toolnames_reader": "json"} if variant == JSON_READER else None
             procs[variant] = start_bench_mitmdump(
-                group, variant, binary, standin.url, workdir, scripts[variant]
+                group, variant, binary, standin.url, workdir, scripts[variant], options
             )
         for case in chosen:
             if quick and case.label not in QUICK_RPS_CASES:
@@ -125,7 +147,8 @@ def bench_rps(
             for proc in procs.values():
                 run_load(proc.port, requests, concurrency, count=concurrency * (1 if quick else 2))
             for r in range(rounds):
-                order = VARIANTS[r % 3 :] + VARIANTS[: r % 3]
+                turn = r % len(VARIANTS)
+                order = VARIANTS[turn:] + VARIANTS[:turn]
                 for variant in order:
                     proc = procs[variant]
                     cpu = proc.cpu_seconds()

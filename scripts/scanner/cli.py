@@ -32,6 +32,7 @@ from scanner.run import EXIT_INCOMPLETE
 from scanner.run import Input
 from scanner.run import Scanner
 from toolnames_core import endpoints
+from toolnames_core import reader_named
 
 __all__ = ["HELP_EPILOG", "build_parser", "collect_inputs", "main"]
 
@@ -119,6 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"Rules: {', '.join(endpoints.RULES)}.",
     )
     parser.add_argument(
+        "--reader",
+        choices=("auto", "json", "msgspec"),
+        default="auto",
+        help="how bodies are decoded, as the addon's toolnames_reader option: auto (msgspec when "
+        "it can be imported, else json), json, or msgspec; every reader finds the same",
+    )
+    parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar, even on a terminal"
     )
     return parser
@@ -134,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         overrides = tuple(endpoints.parse_rule_override(spec) for spec in args.rule)
     except ValueError as e:
         parser.error(f"argument --rule: {e}")
+    try:
+        reader = reader_named(args.reader)
+    except ValueError as e:
+        parser.error(f"argument --reader: {e}")
 
     inputs = collect_inputs(args.paths)
     progress = Progress(
@@ -150,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         output = TableOutput(sys.stdout, width, color, progress.clear)
     else:
         output = TsvOutput(sys.stdout, progress.clear)
-    scanner = Scanner(overrides, output, progress)
+    scanner = Scanner(overrides, output, progress, reader)
     try:
         scanner.run(inputs)
     except Exception:  # noqa: BLE001 - exit 1 would read as "error findings"

@@ -27,8 +27,10 @@ from scanner.recorded import ReadFailure
 from scanner.recorded import RecordedExchange
 from scanner.recorded import RecordProblem
 from scanner.yamlevents import slow_parser_note
+from toolnames_core import READERS
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
+from toolnames_core import Reader
 from toolnames_core import inspect_exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.sessions import Session
@@ -148,8 +150,12 @@ class Input:
 
 
 class Scanner:
-    def __init__(self, overrides: tuple, output: Output, progress: Progress) -> None:
+    def __init__(
+        self, overrides: tuple, output: Output, progress: Progress, reader: Reader = READERS[0]
+    ) -> None:
         self.overrides = overrides
+        # How bodies are decoded, as the live addon decodes them (toolnames_core/readers.py).
+        self.reader = reader
         self.output = output
         self.progress = progress
         self.files = 0
@@ -302,6 +308,7 @@ class Scanner:
                 ex.response_content,
                 self.overrides,
                 request_problem=ex.request_problem,
+                reader=self.reader,
             )
         except Exception as e:  # noqa: BLE001 - a bug in a check must not end the scan
             self.incomplete = True
@@ -366,7 +373,10 @@ class Scanner:
         ranked = sorted(SEVERITY_RANK, key=SEVERITY_RANK.__getitem__, reverse=True)
         found = ", ".join(_count(self.severities[s], s, "" if s == "info" else "s") for s in ranked)
         exchanges = _count(self.records, "recorded exchange")
-        return f"{files}, {exchanges}, {_count(self.checked, 'LLM API call')} checked: {found}"
+        checked = _count(self.checked, "LLM API call")
+        return (
+            f"{files}, {exchanges}, {checked} checked: {found}; bodies read with {self.reader.name}"
+        )
 
 
 _SINGULAR = {"flows": "flow", "entries": "entry", "interactions": "interaction"}

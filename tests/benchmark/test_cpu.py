@@ -5,8 +5,10 @@ import json
 from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import bench_cpu
 from benchmark.cpu import chat_flow
+from benchmark.cpu import other_reader
 from benchmark.cpu import time_interleaved
 from benchmark.workload import cases
+from toolnames_core import READERS
 
 
 def test_each_function_is_timed_once_per_repeat():
@@ -30,11 +32,19 @@ def test_the_flow_is_the_openai_sdks_request_and_a_clean_answer():
     assert response.status_code == 200 and b"hello" in response.content
 
 
-def test_a_quick_run_measures_the_four_functions_for_each_body():
+def test_a_quick_run_measures_the_four_functions_for_each_body_and_reader():
     rows = bench_cpu(cases(labels_with=["small"]), quick=True)
 
     assert [r.case.label for r in rows] == ["no tools, small"]
-    assert set(rows[0].samples) == {"json.loads", "check_request", "request hook", "flow hooks"}
+    # The plain columns with the first reader, the reading ones with each other reader too.
+    others = {other_reader(n, r) for r in READERS[1:] for n in ("check_request", "request hook")}
+    assert set(rows[0].samples) == {
+        "json.loads",
+        "check_request",
+        "request hook",
+        "flow hooks",
+        *others,
+    }
     assert rows[0].ratio("json.loads") == 1.0
 
 

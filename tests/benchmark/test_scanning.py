@@ -10,6 +10,7 @@ from benchmark.scanning import report_scan
 from benchmark.scanning import traffic
 from benchmark.scanning import write_inputs
 from tests.testkit import scan_json
+from toolnames_core import READERS
 
 
 def test_each_format_holds_the_same_traffic_and_the_scan_finds_the_same(capsys, tmp_path):
@@ -40,12 +41,16 @@ def test_the_cassette_keeps_gzip_answers_as_binary_as_vcrpy_does(tmp_path):
 def test_a_small_run_measures_every_format_and_the_pure_python_reader(tmp_path):
     rows = bench_scan(tmp_path, quick=False, size=300_000)
 
-    labels = [r.label for r in rows]
+    # Each input with the first reader, then with each other reader (json, with msgspec there).
+    first = [r for r in rows if not r.label.endswith(" reader")]
+    labels = [r.label for r in first]
     assert labels[:2] == ["flow file", "HAR"]
     assert labels[2].startswith("cassette (")
     assert labels[3] == "cassette (ruamel.yaml, pure Python)"
+    others = [r.label for r in rows if r.label.endswith(" reader")]
+    assert others == [f"{label}, {r.name} reader" for label in labels[:3] for r in READERS[1:]]
     assert all(r.read_seconds > 0 and r.scan_seconds > 0 and r.exchanges for r in rows)
-    assert all(r.peak_rss and r.peak_rss > 10 * 2**20 for r in rows[:3])
+    assert all(r.peak_rss and r.peak_rss > 10 * 2**20 for r in first[:3])
 
 
 def test_the_report_judges_the_libyaml_cassette_row_only():

@@ -10,7 +10,9 @@ response bodies and streams are arbitrary bytes, cut anywhere. The properties:
   toolnames_save on) no hook raises; in observe mode the request bytes are left as sent and
   every streamed chunk comes back unchanged; in a running event loop, where observe mode
   checks a request late, the same holds and no flow is left waiting;
-- stream collectors take arbitrary event dicts, framers arbitrary bytes cut anywhere.
+- stream collectors take arbitrary event dicts, framers arbitrary bytes cut anywhere;
+- with msgspec installed, the addon gives a flow the same record, bytes and stream with either
+  reader (tests/core/test_readers.py holds the core to it in more detail).
 """
 
 import asyncio
@@ -40,6 +42,7 @@ from tests.testkit import exchange_for
 from tests.testkit import judge
 from toolnames_core import bodies
 from toolnames_core import endpoints
+from toolnames_core import readers
 from toolnames_core import streams
 from toolnames_core.formats import FORMATS
 from toolnames_core.model import NameRef
@@ -650,3 +653,48 @@ def test_nasty_aws_messages_are_built_right():
     assert zlib.crc32(message[:-4]) == struct.unpack(">I", message[-4:])[0]
     with contextlib.suppress(StopIteration):
         assert next(iter(AwsEventStreamFramer().feed(message)))[0][":event-type"] == "messageStart"
+
+
+@pytest.mark.skipif(readers.FAST is None, reason="msgspec is not installed: one reader only")
+@pytest.mark.parametrize("api", APIS)
+@examples(15)
+@given(
+    data=st.data(),
+    content_type=st.sampled_from(CONTENT_TYPES),
+    status=st.sampled_from((200, 200, 201, 400)),
+    mode=st.sampled_from(("observe", "fix", "block")),
+)
+def test_both_readers_give_a_live_flow_the_same_record_bytes_and_stream(
+    addon, api, data, content_type, status, mode
+):
+    # One addon, its reader switched: two test masters at once would share ctx.options.
+    tctx, tn = addon
+    flow, response = drawn_exchange(api, data)
+    body, path = flow.request.raw_content, flow.request.path
+    pieces = data.draw(cut(response))
+    results = []
+    for reader in ("json", "msgspec"):  # left as auto leaves it, with msgspec there
+        tctx.configure(tn, toolnames_mode=mode, toolnames_reader=reader)
+        flow = make_flow(path, body)
+        tn.request(flow)
+        sent = None
+        if flow.response is None:
+            flow.response = http.Response.make(status, b"", {"content-type": content_type})
+            flow.response.raw_content = None
+            tn.responseheaders(flow)
+            if callable(flow.response.stream):
+                sent = [flow.response.stream(piece) for piece in [*pieces, b""]]
+            else:
+                flow.response.raw_content = response
+        tn.response(flow)
+        results.append(
+            (
+                flow.request.raw_content,
+                flow.response.raw_content,
+                sent,
+                flow.metadata.get("toolnames"),
+                flow.comment,
+                flow.marked,
+            )
+        )
+    assert results[0] == results[1]

@@ -5,6 +5,7 @@ from mitmproxy import addonmanager
 from mitmproxy import exceptions
 from mitmproxy.test import taddons
 
+from toolnames_core import readers
 from toolnames_mitm import options
 
 RULES_ACCEPTED = (
@@ -53,6 +54,11 @@ def tctx():
             "-1",
             "toolnames_max_body: '-1' is negative; accepted: a number of bytes or a size such as 512k or 32m; 0 reads every body",
         ),
+        (
+            "toolnames_reader",
+            "ujson",
+            "toolnames_reader: 'ujson' is not a reader; accepted: auto, json, msgspec",
+        ),
     ],
 )
 def test_a_bad_value_is_one_line_with_the_option_the_value_and_what_is_accepted(
@@ -62,6 +68,24 @@ def test_a_bad_value_is_one_line_with_the_option_the_value_and_what_is_accepted(
     with pytest.raises(exceptions.OptionsError) as e:
         options.read(tctx.options, [name])
     assert str(e.value) == line
+
+
+def test_the_reader_is_auto_json_or_msgspec_where_it_can_be_imported(tctx):
+    tctx.options.update(toolnames_reader="json")
+    assert options.read(tctx.options, ["toolnames_reader"]) == {
+        "toolnames_reader": readers.STANDARD
+    }
+    tctx.options.update(toolnames_reader="msgspec")
+    if readers.FAST:
+        assert options.read(tctx.options, ["toolnames_reader"])["toolnames_reader"] is readers.FAST
+    else:
+        with pytest.raises(exceptions.OptionsError) as e:
+            options.read(tctx.options, ["toolnames_reader"])
+        assert str(e.value) == (
+            "toolnames_reader: 'msgspec' cannot be used: msgspec is not installed beside "
+            "mitmproxy (pipx inject mitmproxy msgspec, or uv tool install mitmproxy --with "
+            "msgspec); accepted: auto, json, msgspec"
+        )
 
 
 def test_a_save_path_must_be_a_file_in_a_folder_that_exists(tctx, tmp_path):
@@ -100,6 +124,7 @@ def test_good_values_are_read_into_what_the_addon_keeps(tctx):
     assert parsed["toolnames_max_body"] == 1024
     assert parsed["toolnames_redact"] is False
     assert parsed["toolnames_save"] is None
+    assert parsed["toolnames_reader"] is readers.READERS[0]  # auto
 
 
 def test_the_defaults_are_valid_and_every_help_is_one_paragraph(tctx):

@@ -28,6 +28,7 @@ from tests.testkit import response_api
 from tests.testkit import response_body
 from tests.testkit import row_of
 from toolnames_core import bodies
+from toolnames_core import readers
 from toolnames_core.endpoints import detect_api
 from toolnames_core.formats import FORMATS
 from toolnames_mitm import view as mitm_view
@@ -198,7 +199,8 @@ def test_choosing_the_view_for_a_request_never_parses_its_body(view, monkeypatch
     def no_parse(*args, **kwargs):
         raise AssertionError("parsed")
 
-    monkeypatch.setattr(bodies.json, "loads", no_parse)
+    for reader in readers.READERS:
+        monkeypatch.setattr(reader, "body", no_parse)
     assert mitm_view.ToolnamesView().render_priority(f.request.content, metadata) == 2.0
 
 

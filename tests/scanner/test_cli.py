@@ -24,6 +24,7 @@ from tests.testkit import run_scan
 from tests.testkit import scan_env
 from tests.testkit import scan_json
 from tests.testkit import strip_ansi
+from toolnames_core import readers
 
 
 def test_json_lines_name_the_file_flow_endpoint_api_rule_and_severity(capsys, recordings):
@@ -126,6 +127,26 @@ def test_on_a_terminal_the_output_is_a_colored_table_with_a_progress_bar(recordi
 
 
 # -- Exit codes (the real scripts/scan) -----------------------------------------------------
+
+
+def test_both_readers_find_the_same_and_the_summary_names_the_reader(capsys, recordings):
+    paths = list(recordings.values())
+    scans = {name: scan_json(capsys, "--reader", name, *paths) for name in ("json", "auto")}
+    assert scans["json"][:2] == scans["auto"][:2]
+    assert scans["json"][1]  # findings, in every recording format
+    assert scans["json"][2].rstrip().endswith("; bodies read with json")
+    assert scans["auto"][2].rstrip().endswith(f"; bodies read with {readers.READERS[0].name}")
+
+
+def test_msgspec_is_a_usage_error_where_it_cannot_be_imported(capsys, recordings):
+    if readers.FAST:
+        code, rows, err = scan_json(capsys, "--reader", "msgspec", recordings["flows.mitm"])
+        assert rows and err.rstrip().endswith("; bodies read with msgspec")
+        return
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--reader", "msgspec", str(recordings["flows.mitm"])])
+    assert e.value.code == 2
+    assert "pipx inject mitmproxy msgspec" in capsys.readouterr().err
 
 
 def test_exit_0_when_no_finding_is_an_error(tmp_path):

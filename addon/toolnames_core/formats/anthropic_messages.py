@@ -27,9 +27,12 @@ from 0, as the other collectors do: ``events[1].content_block.name``.
 from __future__ import annotations
 
 import json
+from typing import Any
+from typing import TypedDict
 
 from toolnames_core import codes
 from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
@@ -190,6 +193,45 @@ class StreamCollector:
         return list(self.found.values())
 
 
+# What the functions above read, for the fast reader (formats/base.py Shapes): tools'
+# names and types, the choice, tool_use blocks; schemas and message text are skipped.
+
+
+class _Tool(TypedDict, total=False):
+    type: Any
+    name: Any
+    function: Any
+
+
+class _Block(TypedDict, total=False):
+    type: Any
+    name: Any
+
+
+class _Message(TypedDict, total=False):
+    role: Any
+    content: list[_Block] | str | None
+
+
+class _Request(TypedDict, total=False):
+    stream: Any
+    tools: list[_Tool] | None
+    tool_choice: Any
+    messages: list[_Message] | None
+
+
+class _Answer(TypedDict, total=False):
+    content: list[_Block] | None
+
+
+class _Event(TypedDict, total=False):
+    type: Any
+    index: Any
+    content_block: _Block | None
+
+
+SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
+
 FORMAT = WireFormat(
     API,
     "Anthropic Messages",
@@ -197,4 +239,5 @@ FORMAT = WireFormat(
     block_response,
     read_calls=read_calls,
     stream_collector=StreamCollector,
+    shapes=SHAPES,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "BlockResponse",
     "CallCollector",
+    "Shapes",
     "WireFormat",
     "bad_choice",
     "malformed",
@@ -46,6 +47,18 @@ class CallCollector(Protocol):
         """Every call seen so far; ``where`` locates the name inside its event."""
 
 
+class Shapes(NamedTuple):
+    """What an adapter reads of a request body, a whole answer and one stream event: types
+    (TypedDicts of the keys it looks at) the fast reader decodes into, skipping the rest
+    (``readers.py``). Every key the adapter reads must be declared, with a type that takes
+    every value the adapter handles, or the two readers would disagree; values shown in a
+    finding's message are declared ``Any``, so they arrive whole."""
+
+    request: object
+    response: object
+    event: object
+
+
 @dataclass(frozen=True, slots=True)
 class WireFormat:
     api: str
@@ -59,6 +72,8 @@ class WireFormat:
     stream_collector: Callable[[], CallCollector] | None = None
     # How the stream is framed: "sse" (text/event-stream) or "aws-eventstream".
     stream_framing: str = "sse"
+    # What the fast reader decodes; None: it reads this format as the standard reader does.
+    shapes: Shapes | None = None
 
 
 def type_name(value: object) -> str:

@@ -14,9 +14,12 @@ Besides the shared findings, this format adds one of its own:
 from __future__ import annotations
 
 import json
+from typing import Any
+from typing import TypedDict
 
 from toolnames_core import codes
 from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
@@ -202,6 +205,62 @@ class StreamCollector:
         return list(self._calls)
 
 
+# What the functions above read, for the fast reader (formats/base.py Shapes): toolSpec
+# and toolUse names, the choice, and whether a block is a toolResult (not what it holds);
+# schemas, inputs, results and text are skipped.
+
+
+class _Named(TypedDict, total=False):
+    name: Any
+
+
+class _Present(TypedDict, total=False):
+    """An object whose presence is read, never its content."""
+
+
+class _Tool(TypedDict, total=False):
+    toolSpec: _Named | None
+
+
+class _Config(TypedDict, total=False):
+    tools: list[_Tool] | None
+    toolChoice: Any
+
+
+class _Block(TypedDict, total=False):
+    toolUse: _Named | None
+    toolResult: _Present | None
+
+
+class _Message(TypedDict, total=False):
+    content: list[_Block] | None
+
+
+class _Request(TypedDict, total=False):
+    toolConfig: _Config | None
+    messages: list[_Message] | None
+
+
+class _Output(TypedDict, total=False):
+    message: _Message | None
+
+
+class _Answer(TypedDict, total=False):
+    output: _Output | None
+
+
+class _Start(TypedDict, total=False):
+    toolUse: _Named | None
+
+
+class _Event(TypedDict, total=False):
+    """An event's payload; the collector gets it under its :event-type."""
+
+    start: _Start | None
+
+
+SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
+
 FORMAT = WireFormat(
     API,
     "AWS Bedrock Converse",
@@ -210,4 +269,5 @@ FORMAT = WireFormat(
     read_calls=read_calls,
     stream_collector=StreamCollector,
     stream_framing="aws-eventstream",
+    shapes=SHAPES,
 )

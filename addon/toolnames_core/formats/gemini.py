@@ -16,9 +16,12 @@ older, while Vertex and Gemini 3 accept it.
 from __future__ import annotations
 
 import json
+from typing import Any
+from typing import TypedDict
 
 from toolnames_core import codes
 from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
@@ -286,6 +289,48 @@ class StreamCollector:
         return list(self._calls)
 
 
+# What the functions above read, for the fast reader (formats/base.py Shapes): declarations'
+# names in both spellings, the tool config, function calls and responses by name; schemas,
+# arguments, results and text are skipped.
+
+
+class _Named(TypedDict, total=False):
+    name: Any
+
+
+class _Tool(TypedDict, total=False):
+    functionDeclarations: list[_Named] | None
+    function_declarations: list[_Named] | None
+
+
+class _Part(TypedDict, total=False):
+    functionCall: _Named | None
+    function_call: _Named | None
+    functionResponse: _Named | None
+    function_response: _Named | None
+
+
+class _Content(TypedDict, total=False):
+    parts: list[_Part] | None
+
+
+class _Request(TypedDict, total=False):
+    tools: list[_Tool] | None
+    toolConfig: Any
+    tool_config: Any
+    contents: list[_Content] | None
+
+
+class _Candidate(TypedDict, total=False):
+    content: _Content | None
+
+
+class _Answer(TypedDict, total=False):
+    candidates: list[_Candidate] | None
+
+
+SHAPES = Shapes(_Request, _Answer | list[_Answer], _Answer)
+
 FORMAT = WireFormat(
     API,
     "Gemini API / Vertex AI generateContent",
@@ -294,4 +339,5 @@ FORMAT = WireFormat(
     read_calls=read_calls,
     stream_collector=StreamCollector,
     stream_framing="sse",
+    shapes=SHAPES,
 )

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+from typing import TypedDict
 
 from toolnames_core import codes
 from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
@@ -345,6 +348,61 @@ class StreamCollector:
         return with_unwrapped([(ref, "".join(parts)) for ref, parts in self.found.values()])
 
 
+# What the functions above read, for the fast reader (formats/base.py Shapes): names,
+# kinds, choices and roles; descriptions, schemas, message text and arguments are skipped,
+# except a call's arguments in an answer (a parallel wrapper's are unwrapped).
+
+
+class _Named(TypedDict, total=False):
+    name: Any
+
+
+class _Call(TypedDict, total=False):
+    type: Any
+    function: _Named
+    custom: _Named
+
+
+class _Message(TypedDict, total=False):
+    role: Any
+    name: Any
+    tool_calls: list[_Call] | None
+    function_call: Any
+
+
+class _Request(TypedDict, total=False):
+    stream: Any
+    tools: list[_Call] | None
+    functions: list[_Named] | None
+    tool_choice: Any
+    function_call: Any
+    messages: list[_Message] | None
+
+
+class _AnswerCall(TypedDict, total=False):
+    index: Any
+    type: Any
+    function: Any
+    custom: Any
+
+
+class _AnswerMessage(TypedDict, total=False):
+    tool_calls: list[_AnswerCall] | None
+    function_call: Any
+
+
+class _Choice(TypedDict, total=False):
+    index: Any
+    message: _AnswerMessage | None
+    delta: _AnswerMessage | None
+
+
+class _Answer(TypedDict, total=False):
+    choices: list[_Choice] | None
+
+
+SHAPES = Shapes(_Request, _Answer | list[_Answer], _Answer)
+
 FORMAT = WireFormat(
     API,
     "OpenAI Chat Completions",
@@ -352,4 +410,5 @@ FORMAT = WireFormat(
     block_response,
     read_calls=read_calls,
     stream_collector=StreamCollector,
+    shapes=SHAPES,
 )

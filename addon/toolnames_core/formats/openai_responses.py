@@ -38,8 +38,11 @@ events given to the collector from 0, as the chat collector does: ``events[2].it
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
+from typing import TypedDict
 
 from toolnames_core import codes
+from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.base import bad_choice
 from toolnames_core.formats.base import malformed
@@ -449,6 +452,60 @@ class StreamCollector:
         return with_unwrapped(found)
 
 
+# What the functions above read, for the fast reader (formats/base.py Shapes): tools by
+# type, name and server label (a namespace's tools too), call items in input and output,
+# the choice; schemas, text and the input's other items are skipped. A call's arguments
+# in an answer are read (a parallel wrapper's are unwrapped).
+
+
+class _Tool(TypedDict, total=False):
+    type: Any
+    name: Any
+    server_label: Any
+    function: Any
+    custom: Any
+    tools: list[_Tool] | None
+
+
+class _Item(TypedDict, total=False):
+    type: Any
+    name: Any
+    namespace: Any
+    tools: list[_Tool] | None
+
+
+class _Request(TypedDict, total=False):
+    stream: Any
+    tools: list[_Tool] | None
+    input: list[_Item] | str | None
+    tool_choice: Any
+
+
+class _OutputItem(TypedDict, total=False):
+    id: Any
+    type: Any
+    name: Any
+    namespace: Any
+    arguments: Any
+
+
+class _Answer(TypedDict, total=False):
+    output: list[_OutputItem] | None
+
+
+class _Event(TypedDict, total=False):
+    type: Any
+    item: _OutputItem | None
+    output_index: Any
+    item_id: Any
+    name: Any
+    arguments: Any
+    delta: Any
+    response: _Answer | None
+
+
+SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
+
 FORMAT = WireFormat(
     API,
     "OpenAI Responses",
@@ -456,4 +513,5 @@ FORMAT = WireFormat(
     block_response,
     read_calls=read_calls,
     stream_collector=StreamCollector,
+    shapes=SHAPES,
 )

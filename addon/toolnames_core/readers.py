@@ -1,0 +1,175 @@
+"""Readers: how a body's JSON text becomes the values the format adapters read.
+
+The standard reader parses the whole body with ``json.loads``. The fast reader, there when
+``msgspec`` can be imported (a pip-, pipx- or uv-installed mitmproxy with it added; never
+in mitmproxy's binary builds), decodes a body into the shape its format's adapter declares
+(``formats.base.Shapes``: TypedDicts naming only the keys the adapter reads) and skips
+everything else (descriptions, schemas, message text) in C. The adapters get plain dicts
+either way, holding every key they look at, so they run unchanged on both.
+
+The fast reader never gives a different answer: wherever it cannot decide the way
+``json.loads`` would, it hands that body to the standard reader. That is
+
+- a value of a type the shape does not declare (``"tools": 3``), duplicate keys whose
+  values disagree in type, a document that is not an object: msgspec refuses, json decides;
+- JSON that msgspec refuses and json takes (NaN, Infinity, ``\\ud800`` escapes, a byte
+  order mark, UTF-16): json decides;
+- bytes that are not strict UTF-8: msgspec does not check the strings it skips, json.loads
+  does (with surrogatepass), so such a body goes to json before msgspec sees it;
+- nesting near the interpreter's recursion limit: both count depth with the interpreter's
+  counter, json.loads with a few calls more on the way in, so msgspec is called a few
+  levels deeper still (``DEPTH_MARGIN``) and refuses first; json then decides.
+
+Integers of more than 4300 digits, which json.loads refuses (CVE-2020-10735's guard) and
+msgspec skips, are read by the standard reader too, as floats, so both call such a body JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT", "FAST", "READERS", "STANDARD", "Reader", "reader_named"]
+
+
+@dataclass(slots=True)
+class Reader:
+    """One way of decoding JSON bodies; both take (bytes, shape) and raise what json.loads
+    raises (ValueError, RecursionError) for what they cannot read."""
+
+    name: str
+    # How the start-up log line and the scanner describe it.
+    description: str
+    # (a whole body, the shape its adapter reads, or None) -> the value; a body's encoding
+    # is detected as json.loads(bytes) does.
+    body: Callable[[bytes, object], object]
+    # (one stream event's data, the shape) -> the value; events are UTF-8, decoded strictly.
+    event: Callable[[bytes, object], object]
+
+
+def _long_int(digits: str) -> object:
+    # Past sys.get_int_max_str_digits, int() refuses; a float reads it in linear time.
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
+def loads(text: bytes | str) -> object:
+    """json.loads, which also reads integers too long for int(): as msgspec does, such a
+    body is JSON."""
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+    return json.loads(text, parse_int=_long_int)
+
+
+def _standard_body(content: bytes, shape: object = None) -> object:
+    return loads(content)
+
+
+def _standard_event(data: bytes, shape: object = None) -> object:
+    # Events are UTF-8 in both framings: decoded here, json skips guessing the encoding.
+    return loads(data.decode("utf-8"))
+
+
+STANDARD = Reader("json", "the standard library's json", _standard_body, _standard_event)
+
+
+# How many calls, each counted against the interpreter's recursion limit, the fast reader
+# puts between itself and msgspec, so that msgspec refuses a body nested near the limit
+# before json.loads would (json.loads enters its scanner through a counted call, and on
+# Python 3.11 every Python frame on its way in counts too); json then decides. Measured:
+# 1 leaves 2 levels to spare on Python 3.13, 4 leaves 3 on Python 3.11.
+DEPTH_MARGIN = 1 if sys.version_info >= (3, 12) else 4
+
+
+class _Deeper:
+    """Calls ``inner`` through a call CPython counts against the recursion limit (the
+    ``__call__`` of a Python class's instance)."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Callable[[bytes], object]) -> None:
+        self.inner = inner
+
+    def __call__(self, content: bytes) -> object:
+        return self.inner(content)
+
+
+def _deeper(decode: Callable[[bytes], object], levels: int) -> Callable[[bytes], object]:
+    for _ in range(levels):
+        decode = _Deeper(decode)
+    return decode
+
+
+def _fast_reader() -> Reader | None:
+    try:
+        # Optional: absent from mitmproxy's binary builds, and from many an install.
+        import msgspec
+    except ImportError:
+        return None
+    decoders: dict[object, Callable[[bytes], object]] = {}
+    refused = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
+
+    def decoder(shape: object) -> Callable[[bytes], object]:
+        found = decoders.get(shape)
+        if found is None:
+            found = decoders[shape] = _deeper(msgspec.json.Decoder(shape).decode, DEPTH_MARGIN)
+        return found
+
+    # Each falls back to json in its own frame, as deep in the stack as the standard
+    # reader's own function would call it: where json gives up on nesting depends on that.
+    def body(content: bytes, shape: object = None) -> object:
+        if shape is not None and (content.isascii() or _utf8(content)):
+            try:
+                return decoder(shape)(content)
+            except refused:
+                pass
+        return loads(content)
+
+    def event(data: bytes, shape: object = None) -> object:
+        if shape is not None and (data.isascii() or _utf8(data)):
+            try:
+                return decoder(shape)(data)
+            except refused:
+                pass
+        return loads(data.decode("utf-8"))
+
+    description = f"msgspec {msgspec.__version__}, decoding only the fields toolnames reads"
+    return Reader("msgspec", description, body, event)
+
+
+def _utf8(content: bytes) -> bool:
+    # msgspec does not check the strings it skips; json.loads reads no body that is not UTF-8
+    # (UTF-16 and UTF-32 bodies aside, which msgspec refuses anyway).
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+FAST = _fast_reader()
+# The explicit list; the fast one first, when it is there.
+READERS: list[Reader] = [FAST, STANDARD] if FAST else [STANDARD]
+DEFAULT = READERS[0]
+
+
+def reader_named(name: str) -> Reader:
+    """``auto`` (the fast reader when there is one), ``json`` or ``msgspec``."""
+    if name == "auto":
+        return DEFAULT
+    for reader in READERS:
+        if reader.name == name:
+            return reader
+    if name == "msgspec":
+        raise ValueError(
+            "msgspec cannot be imported here; add it to mitmproxy's environment "
+            "(pipx inject mitmproxy msgspec, or uv tool install mitmproxy --with msgspec)"
+        )
+    raise ValueError(f"unknown reader {name!r}; readers: auto, json, msgspec")

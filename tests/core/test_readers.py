@@ -1,0 +1,455 @@
+"""Both readers give one answer: properties over arbitrary JSON and bytes, for every format.
+
+The comparisons need msgspec (the main venv has it; the mitmproxy 11 venv must not, so that
+the standard reader alone is tested there too) and are skipped without it, saying so. What
+holds either way (the standard reader's own behaviour, choosing a reader) runs everywhere.
+"""
+
+import json
+import typing
+from types import UnionType
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.core.test_properties import APIS
+from tests.core.test_properties import CONTENT_TYPES
+from tests.core.test_properties import EVENT_SEEDS
+from tests.core.test_properties import EVENTS
+from tests.core.test_properties import REQUEST_SEEDS
+from tests.core.test_properties import REQUESTS
+from tests.core.test_properties import RESPONSE_SEEDS
+from tests.core.test_properties import RESPONSES
+from tests.core.test_properties import STREAMING_APIS
+from tests.core.test_properties import TOOLISH_KEYS
+from tests.core.test_properties import cut
+from tests.core.test_properties import encode
+from tests.core.test_properties import examples
+from tests.core.test_properties import json_values
+from tests.testkit import SDK_DIR
+from toolnames_core import endpoints
+from toolnames_core import readers
+from toolnames_core.exchange import Exchange
+from toolnames_core.formats import FORMATS
+from toolnames_core.rules import RULES
+
+needs_msgspec = pytest.mark.skipif(
+    readers.FAST is None, reason="msgspec is not installed: only the standard reader runs here"
+)
+
+# Bodies at the edge of what msgspec and json.loads agree on: most the fast reader must hand
+# to json, in places no adapter reads (so msgspec alone would skip them) and in places it
+# does; escaped keys it must match as json does.
+DIGITS = b"9" * 5000  # past int()'s 4300-digit limit
+EDGES = (
+    b'{"model": "' + b"\xff" + b'", "tools": []}',  # not UTF-8, in a string msgspec skips
+    b'{"model": "\xed\xa0\x80", "tools": []}',  # a UTF-8-encoded surrogate: json takes it
+    b'{"model": ' + DIGITS + b', "tools": []}',
+    b'{"tool_choice": ' + DIGITS + b', "tools": []}',
+    b'{"model": NaN, "tools": [], "tool_choice": -Infinity}',
+    b'{"model": "\\ud800", "tools": []}',
+    b'{"model": 1e999, "tool_choice": 1e999, "tools": []}',
+    b"\xef\xbb\xbf" + b'{"tools": [{"type": "function", "function": {"name": "a.b"}}]}',
+    '{"tools": [{"name": "caf\u00e9"}]}'.encode("utf-16"),
+    b'{"tools": [{"type": "function", "function": {"name": "a"}}], "tools": 3}',
+    b'{"tools": 3, "tools": [{"type": "function", "function": {"name": "a.b"}}]}',
+    b'{"tools": [{"type": "function", "function": {"name": "a"}}], "tools": [{"name": "b.c"}]}',
+    b'{"model": ' + b"[" * 20_000 + b"]" * 20_000 + b', "tools": []}',
+    b'{"messages": ' + b"[" * 900 + b"]" * 900 + b', "tools": []}',
+    b'{"tools": [], "messages": [{"role": "assistant", "tool_calls": "x"}], "stream": true}',
+    b'["tools"]',
+    b"",
+    b'{"t\\u006fols": [{"type": "function", "function": {"n\\u0061me": "a.b"}}]}',
+    b'{"tools": [{"type": "function", "function": {"name": "a\\ud83d\\ude00"}}], "x\\ud800": 1}',
+    b'{"tools": [{"type": "function", "function": {"name": "a b"}}], "\\u0000": 1}',
+)
+
+
+def outcome(api: str, rule: str, request: bytes, fix: bool, reader) -> Exchange:
+    exchange = Exchange(api, rule, "api.example.com", reader)
+    exchange.check_request(request, fix=fix)
+    return exchange
+
+
+def same_request(a: Exchange, b: Exchange) -> None:
+    assert [f.to_dict() for f in a.findings] == [f.to_dict() for f in b.findings]
+    assert a.view == b.view
+    assert a.readable == b.readable
+    assert a.fixes == b.fixes
+    assert a.fix_skipped == b.fix_skipped
+    assert a.new_body == b.new_body
+    assert (a.restorer and a.restorer.aliases) == (b.restorer and b.restorer.aliases)
+
+
+# -- what holds with or without msgspec ----------------------------------------------------------
+
+
+def test_the_standard_reader_reads_integers_too_long_for_int():
+    # json.loads refuses them; msgspec skips them: both call such a body JSON.
+    body = readers.STANDARD.body(b'{"model": ' + DIGITS + b', "n": 1}', None)
+    assert body == {"model": float("inf"), "n": 1}
+    event = readers.STANDARD.event(b'{"n": -' + DIGITS + b"}", None)
+    assert event == {"n": float("-inf")}
+    with pytest.raises(ValueError, match="Expecting value"):
+        readers.STANDARD.body(b'{"model": }', None)
+
+
+def test_the_standard_reader_is_json_loads():
+    content = (SDK_DIR / sorted(p.name for p in SDK_DIR.glob("*.json"))[0]).read_bytes()
+    assert readers.STANDARD.body(content, None) == json.loads(content)
+    with pytest.raises(UnicodeDecodeError):
+        readers.STANDARD.event(b'{"a": "\xff"}', None)
+
+
+def test_auto_is_the_fast_reader_when_there_is_one():
+    assert readers.reader_named("auto") is (readers.FAST or readers.STANDARD)
+    assert readers.reader_named("json") is readers.STANDARD
+    assert ([readers.FAST] if readers.FAST else []) + [readers.STANDARD] == readers.READERS
+    with pytest.raises(ValueError, match="unknown reader 'orjson'"):
+        readers.reader_named("orjson")
+
+
+def test_msgspec_is_named_only_when_it_can_be_imported():
+    try:
+        import msgspec  # noqa: F401
+    except ImportError:
+        assert readers.FAST is None
+        with pytest.raises(ValueError, match="uv tool install mitmproxy --with msgspec"):
+            readers.reader_named("msgspec")
+    else:
+        assert readers.reader_named("msgspec") is readers.FAST
+        assert readers.FAST.description.startswith("msgspec ")
+
+
+def test_every_format_declares_its_shapes():
+    # A format without shapes is read whole by the fast reader too: correct, but not faster.
+    assert all(fmt.shapes is not None for fmt in FORMATS.values())
+
+
+# -- the fast reader skips what no adapter reads ------------------------------------------------------
+
+
+def sdk_requests() -> list[tuple[str, bytes]]:
+    found = []
+    for fixture in sorted(SDK_DIR.glob("*.json")):
+        case = json.loads(fixture.read_text())
+        api = endpoints.detect_api("POST", case["path"])
+        if api in FORMATS and isinstance(case.get("body"), dict):
+            found.append((api, json.dumps(case["body"]).encode()))
+    return found
+
+
+@needs_msgspec
+@pytest.mark.parametrize(("api", "content"), sdk_requests())
+def test_the_fast_reader_decodes_real_requests_itself(api, content):
+    # Were it to hand every body to json, the comparisons below would prove nothing.
+    decoded = readers.FAST.body(content, FORMATS[api].shapes.request)
+    assert decoded != json.loads(content)
+    assert "model" not in decoded  # no adapter reads it: skipped
+    same_request(
+        outcome(api, "portable", content, True, readers.FAST),
+        outcome(api, "portable", content, True, readers.STANDARD),
+    )
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("content", EDGES)
+def test_bodies_at_the_edge_of_what_the_decoders_agree_on_get_one_answer(api, content):
+    for fix in (False, True):
+        same_request(
+            outcome(api, "openai", content, fix, readers.FAST),
+            outcome(api, "openai", content, fix, readers.STANDARD),
+        )
+
+
+def nested(depth: int) -> bytes:
+    return b'{"model": ' + b"[" * depth + b"]" * depth + b', "tools": [{"name": "a.b"}]}'
+
+
+@needs_msgspec
+def test_nesting_at_the_recursion_limit_is_read_alike():
+    # Both decoders count depth with the interpreter's C recursion counter: where json.loads
+    # stops, msgspec stops too, in a key no adapter reads as much as in one it does.
+    low, high = 1, 1_000_000
+    while low < high:  # json.loads's deepest array here
+        depth = (low + high + 1) // 2
+        try:
+            json.loads(nested(depth))
+            low = depth
+        except RecursionError:
+            high = depth - 1
+    for depth in (low - 1, low, low + 1, low + 2):
+        for api in APIS:
+            same_request(
+                outcome(api, "openai", nested(depth), True, readers.FAST),
+                outcome(api, "openai", nested(depth), True, readers.STANDARD),
+            )
+
+
+# -- properties: any body, any answer, streamed or not -------------------------------------------
+
+
+@st.composite
+def duplicated_keys(draw, api: str) -> bytes:
+    """A real body with one of its keys (or a key an adapter reads) given again, before or
+    after, with any value: json.loads keeps the last, whatever its type."""
+    seed = draw(st.sampled_from(REQUEST_SEEDS[api]))
+    text = encode(seed, True)
+    key = json.dumps(draw(st.sampled_from(sorted(seed) + list(TOOLISH_KEYS)))).encode()
+    member = key + b": " + encode(draw(json_values), True)
+    if draw(st.booleans()):
+        return text[:-1] + b", " + member + b"}"
+    return b"{" + member + b", " + text[1:]
+
+
+@st.composite
+def not_utf8(draw, api: str) -> bytes:
+    """A real body with a byte that cannot be UTF-8 put in one of its strings: msgspec does
+    not look at the strings it skips, json refuses the body."""
+    text = encode(draw(st.sampled_from(REQUEST_SEEDS[api])), True)
+    quotes = [i for i, byte in enumerate(text) if byte == ord('"')]
+    at = draw(st.sampled_from(quotes)) + 1
+    return text[:at] + bytes([draw(st.integers(0x80, 0xFF))]) + text[at:]
+
+
+def odd_requests(api: str) -> st.SearchStrategy[bytes]:
+    if not REQUEST_SEEDS[api]:
+        return REQUESTS[api]
+    return st.one_of(REQUESTS[api], duplicated_keys(api), not_utf8(api))
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", APIS)
+@examples(30)
+@given(data=st.data(), rule=st.sampled_from(sorted(RULES)), fix=st.booleans())
+def test_both_readers_find_fix_and_rename_the_same_in_any_request(api, data, rule, fix):
+    request = data.draw(odd_requests(api))
+    same_request(
+        outcome(api, rule, request, fix, readers.FAST),
+        outcome(api, rule, request, fix, readers.STANDARD),
+    )
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", APIS)
+@examples(30)
+@given(
+    data=st.data(),
+    content_type=st.sampled_from(CONTENT_TYPES),
+    status=st.sampled_from((200, 200, 201, 400, 422)),
+    fix=st.booleans(),
+)
+def test_both_readers_judge_any_answer_alike(api, data, content_type, status, fix):
+    request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
+    fast, standard = (
+        outcome(api, "openai", request, fix, reader) for reader in (readers.FAST, readers.STANDARD)
+    )
+    found = [
+        ex.check_response(status, content_type, response)
+        for ex in (fast, standard)  # a whole body, streamed or not
+    ]
+    assert [f.to_dict() for f in found[0]] == [f.to_dict() for f in found[1]]
+    assert fast.response_calls == standard.response_calls
+    assert fast.restore(response) == standard.restore(response)
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", STREAMING_APIS)
+@examples(30)
+@given(data=st.data(), fix=st.booleans(), complete=st.booleans())
+def test_both_readers_read_any_stream_alike_however_cut(api, data, fix, complete):
+    request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
+    pieces = data.draw(cut(response))
+    results = []
+    for reader in (readers.FAST, readers.STANDARD):
+        exchange = outcome(api, "openai", request, fix, reader)
+        tap = exchange.stream_tap()
+        sent = [tap(piece) for piece in pieces] + [tap(b"")]  # restored names included
+        found = exchange.check_stream(200, tap, complete)
+        results.append((sent, [f.to_dict() for f in found], exchange.response_calls, tap.events))
+    assert results[0] == results[1]
+
+
+# -- every key an adapter reads is in its shape ------------------------------------------------------
+#
+# The comparisons above need a body that takes a branch with a key the shape forgot. This
+# does not: each adapter runs on json.loads's value with every object traced, and each key
+# it asks for (found or not), and each object it uses whole (len, items, json.dumps), is
+# looked up in the shape along the same path. A key the shape lacks would be absent from
+# the fast reader's object; an object used whole must be declared Any, to arrive whole.
+
+WHOLE = object()
+
+
+class Traced(dict):
+    """A JSON object that notes each key asked of it, at its path in the document."""
+
+    __slots__ = ("path", "log")
+
+    def _note(self, key):
+        self.log.append((self.path, key))
+
+    def get(self, key, default=None):
+        self._note(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self._note(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self._note(key)
+        return super().__contains__(key)
+
+    def __len__(self):
+        self._note(WHOLE)
+        return super().__len__()
+
+    def items(self):
+        self._note(WHOLE)
+        return super().items()
+
+    def keys(self):
+        self._note(WHOLE)
+        return super().keys()
+
+    def values(self):
+        self._note(WHOLE)
+        return super().values()
+
+    def __iter__(self):
+        self._note(WHOLE)
+        return super().__iter__()
+
+
+def traced(value: object, log: list, path: tuple = ()) -> object:
+    if isinstance(value, dict):
+        out = Traced({k: traced(v, log, (*path, k)) for k, v in value.items()})
+        out.path, out.log = path, log
+        return out
+    if isinstance(value, list):
+        return [traced(v, log, (*path, "[]")) for v in value]
+    return value
+
+
+def shape_allows(shape: object, path: tuple, key: object) -> bool:
+    """Whether the fast reader's object at ``path`` holds ``key`` whenever json's does
+    (``WHOLE``: all of it), or refuses the body (so json reads it)."""
+
+    def member(t: object, kind: str) -> object | None:
+        # The union member msgspec decodes a JSON object ("dict") or array ("list") into.
+        options = typing.get_args(t) if typing.get_origin(t) in (typing.Union, UnionType) else (t,)
+        for option in options:
+            if option is typing.Any:
+                return option
+            if kind == "dict" and typing.is_typeddict(option):
+                return option
+            if kind == "list" and typing.get_origin(option) is list:
+                return option
+        return None
+
+    t = shape
+    for step in (*path, key):
+        t = member(t, "list" if step == "[]" else "dict")
+        if t is None or t is typing.Any:
+            return True  # refused (json decides), or decoded whole
+        if step == "[]":
+            (t,) = typing.get_args(t)
+        elif step is WHOLE:
+            return False
+        else:
+            hints = typing.get_type_hints(t)
+            if step not in hints:
+                return False
+            t = hints[step]
+    return True
+
+
+def unread_keys(shape: object, log: list) -> list:
+    return sorted(
+        {
+            f"{'.'.join(map(str, path))}: {'(whole)' if key is WHOLE else key}"
+            for path, key in log
+            if not shape_allows(shape, path, key)
+        }
+    )
+
+
+def check_request_shape(api: str, value: object) -> None:
+    if not isinstance(value, dict):
+        return
+    log: list = []
+    FORMATS[api].read_request(traced(value, log))
+    assert unread_keys(FORMATS[api].shapes.request, log) == []
+
+
+def check_answer_shape(api: str, value: object) -> None:
+    fmt, log = FORMATS[api], []
+    parts = value if isinstance(value, list) else [value]
+    for part in parts:
+        if isinstance(part, dict):
+            fmt.read_calls(traced(part, log))
+    assert unread_keys(fmt.shapes.response, log) == []
+
+
+def check_event_shape(api: str, events: list) -> None:
+    fmt, log = FORMATS[api], []
+    collector = fmt.stream_collector()
+    for event in events:
+        if fmt.stream_framing == "aws-eventstream":
+            # The collector gets {<:event-type>: payload}; the payload is what is decoded.
+            ((kind, payload),) = event.items() if len(event) == 1 else (("x", event),)
+            collector.event({kind: traced(payload, log)})
+        else:
+            collector.event(traced(event, log))
+    collector.calls()
+    assert unread_keys(fmt.shapes.event, log) == []
+
+
+def loaded(content: bytes) -> object:
+    try:
+        value = json.loads(content)
+        traced(value, [])  # too deep to trace: no adapter reads that deep anyway
+    except (ValueError, RecursionError):
+        return None
+    return value
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", APIS)
+def test_every_key_the_adapters_read_of_real_traffic_is_in_their_shapes(api):
+    for body in REQUEST_SEEDS[api]:
+        check_request_shape(api, body)
+    for raw in RESPONSE_SEEDS[api]:
+        check_answer_shape(api, loaded(raw))
+    if FORMATS[api].stream_collector:
+        check_event_shape(api, EVENT_SEEDS[api])
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", APIS)
+@examples(40)
+@given(data=st.data())
+def test_every_key_the_adapters_read_of_any_body_is_in_their_shapes(api, data):
+    check_request_shape(api, loaded(data.draw(REQUESTS[api])))
+    check_answer_shape(api, loaded(data.draw(RESPONSES[api])))
+    if FORMATS[api].stream_collector:
+        check_event_shape(api, data.draw(st.lists(EVENTS[api], max_size=6)))
+
+
+def test_the_shape_check_sees_a_forgotten_key():
+    class Named(typing.TypedDict, total=False):
+        name: typing.Any
+
+    class Body(typing.TypedDict, total=False):
+        tools: list[Named] | None
+
+    log: list = []
+    body = traced({"tools": [{"name": "a", "type": "function"}], "n": {"a": 1}}, log)
+    body["tools"][0].get("name")
+    body["tools"][0].get("type")
+    len(body["tools"][0])
+    body.get("n")
+    assert unread_keys(Body, log) == [": n", "tools.[]: (whole)", "tools.[]: type"]
