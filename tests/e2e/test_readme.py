@@ -118,15 +118,17 @@ def test_every_repository_path_the_text_names_exists(doc):
     assert missing == []
 
 
-def test_the_sdk_snippet_takes_its_key_from_the_environment():
-    (snippet,) = [
+def test_the_sdk_snippets_take_their_key_from_the_environment():
+    snippets = [
         text
         for lang, text in blocks(REPO_ROOT / "README.md")
         if lang == "python" and "OpenAI(" in text
     ]
-    compile(snippet, "README.md", "exec")
-    assert 'api_key=os.environ["OPENAI_API_KEY"]' in snippet
-    assert 'base_url="http://127.0.0.1:8080/v1"' in snippet
+    assert len(snippets) == 2  # chat completions, and a realtime session
+    for snippet in snippets:
+        compile(snippet, "README.md", "exec")
+        assert 'api_key=os.environ["OPENAI_API_KEY"]' in snippet
+        assert 'base_url="http://127.0.0.1:8080/v1"' in snippet
 
 
 def runnable(command: list[str]) -> bool:
