@@ -192,13 +192,18 @@ class ToolNames:
         api = self._api(flow)
         if api is None:
             return
-        if not flow.live and flows.META_KEY in flow.metadata:
-            # A saved flow read back: show what the live run decided, fixes and blocks included.
-            recorded = self.read_back[flow] = flows.record(flow)
-            if recorded is not None:
-                self._log(flow, flows.show(flow, recorded))
-            return
-        self._start(flow, api)
+        if not self._read_back(flow):
+            self._start(flow, api)
+
+    def _read_back(self, flow: http.HTTPFlow) -> bool:
+        """A saved flow or session read back is shown as the live run recorded it (fixes and
+        blocks included), never checked again; True if ``flow`` is one."""
+        if flow.live or flows.META_KEY not in flow.metadata:
+            return False
+        recorded = self.read_back[flow] = flows.record(flow)
+        if recorded is not None:
+            self._log(flow, flows.show(flow, recorded))
+        return True
 
     def _start(self, flow: http.HTTPFlow, api: str) -> Exchange:
         """The flow's exchange, its request checked now or, in observe mode, deferred."""
@@ -325,11 +330,7 @@ class ToolNames:
         protocol = None if self.off else detect_protocol(flow.request.path)
         if protocol is None or (self.filter and not self.filter(flow)):
             return
-        if not flow.live and flows.META_KEY in flow.metadata:
-            # A saved session read back: shown as the live run recorded it.
-            recorded = self.read_back[flow] = flows.record(flow)
-            if recorded is not None:
-                self._log(flow, flows.show(flow, recorded))
+        if self._read_back(flow):
             return
         host = flows.host(flow.request)
         rule = choose_rule(PROTOCOLS[protocol].rule_api, host, self.overrides, flow.request.port)
