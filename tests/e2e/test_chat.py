@@ -21,6 +21,7 @@ from tests.testkit import read_flows
 from tests.testkit import recording_client
 from tests.testkit import toolnames_lines
 from tests.testkit import wait_for_flows
+from toolnames_core.names import quote_name
 
 API_KEY = "sk-test-not-a-key"
 # A Gemini-style credential in the query string (?key=), which saving must redact too.
@@ -247,7 +248,11 @@ def test_fix_makes_mastras_forced_tool_call_run_end_to_end(
     assert tool["tool_call_id"] == call["id"]
     assert json.loads(tool["content"]) == TOOL_OUTPUT
     proxy.wait_for_log("toolnames fixed")
-    fixed = f"toolnames fixed tool_choice.function.name '{key}' → '{wire_name}' ({rewrites})"
+    # Names are shown in one escaped form (the emoji key as \U0001f50d).
+    fixed = (
+        f"toolnames fixed tool_choice.function.name {quote_name(key)} → {quote_name(wire_name)} "
+        f"({rewrites})"
+    )
     # One line per flow. Turn 2 forces the key too, so it is fixed too; it is answered with text
     # although its choice still forces the tool, which the addon notes (response-ignored-choice).
     assert annotations(proxy.log_text()) == [fixed, f"{fixed} (+1 more)"]
