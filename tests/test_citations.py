@@ -10,8 +10,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 CITATION = re.compile(r"providers\.md §(\d+(?:\.\d+)?)")
 SECTION = re.compile(r"^#+ §(\d+(?:\.\d+)?) ", re.M)
-# Paths of the machine the project was written on, or of reading kept beside the repository.
-OUTSIDE = re.compile(r"/work/|/root/|/home/|\.\./shared/|shared/reference/")
+# A relative path that climbs out of the file's folder, to be resolved against the repository.
+CLIMBING = re.compile(r"(?:\.\./)+[\w.-]+")
+# A relative path's first folder, to be told apart from the folders beside the repository.
+FIRST_FOLDER = re.compile(r"(?<![\w./-])([\w.-]+)/[\w.-]")
 NOT_TEXT = (".mitm", ".flows", ".har", ".zhar", ".gz", ".png", ".lock")
 
 
@@ -45,11 +47,42 @@ def test_every_citation_of_providers_md_names_a_section_it_has():
     assert not cited, f"citations of sections docs/providers.md lacks: {sorted(cited)}"
 
 
+def outside(name: str, text: str) -> list[str]:
+    """The places ``text`` names a path outside the repository: under the folder that holds
+    the repository or under the home folder (as this machine has them), or a ``../`` path
+    that climbs out of it from the file's own folder."""
+    here = (REPO / name).parent
+    roots = [f"{REPO.parent}/", f"{Path.home()}/"]
+    found = [root for root in roots if root != "//" and root in text.replace(str(REPO), "")]
+    for m in CLIMBING.finditer(text):
+        if not (here / m.group()).resolve().is_relative_to(REPO):
+            found.append(m.group())
+    beside = _beside_the_repository()
+    found += [f"{m.group(1)}/" for m in FIRST_FOLDER.finditer(text) if m.group(1) in beside]
+    return found
+
+
+def _beside_the_repository() -> frozenset[str]:
+    """The folders next to the repository (reading kept beside it), but none it has itself."""
+    try:
+        siblings = {p.name for p in REPO.parent.iterdir() if p.is_dir()}
+    except OSError:
+        return frozenset()
+    own = {p.name for p in REPO.iterdir()}
+    return frozenset(siblings - own - {REPO.name})
+
+
 def test_no_tracked_file_names_a_path_outside_the_repository():
-    found = [
-        f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group()}"
+    found = {
+        name: paths
         for name, text in tracked_text().items()
-        if name != "tests/test_citations.py"
-        for m in OUTSIDE.finditer(text)
-    ]
+        if name != "tests/test_citations.py"  # its own examples
+        and (paths := outside(name, text))
+    }
     assert not found, f"paths outside the repository: {found}"
+
+
+def test_a_path_beside_the_repository_is_found():
+    assert outside("docs/providers.md", "see ../../notes/x.md") == ["../../notes"]
+    assert outside("docs/providers.md", "see ../README.md") == []
+    assert outside("README.md", f"see {REPO.parent}/notes/x.md") == [f"{REPO.parent}/"]

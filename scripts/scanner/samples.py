@@ -83,7 +83,7 @@ def function_tool(name: str, description: str = "A sample tool") -> dict:
 
 def mastra_choice_mismatch_body() -> dict:
     """What Mastra sends for tools {"search.web": tool} forced with toolChoice "search.web":
-    the key is rewritten in `tools` but not in `tool_choice` (shared/seeds, the Mastra article)."""
+    the key is rewritten in `tools` but not in `tool_choice` (docs/providers.md §16)."""
     return {
         "model": "gpt-4o-mini",
         "messages": [

@@ -11,12 +11,12 @@ from harness.mitmdump import start_mitmdump
 from harness.processes import StartupError
 
 
-def test_the_command_binds_to_loopback_with_its_own_confdir():
+def test_the_command_binds_to_loopback_with_its_own_confdir(tmp_path):
     command = mitmdump_command(
         Path("/venv/bin/mitmdump"),
         8123,
         "reverse:http://127.0.0.1:9",
-        Path("/tmp/conf"),
+        tmp_path / "conf",
         scripts=[ADDON_SCRIPT],
         options={"toolnames_mode": "fix"},
         args=["--set", "flow_detail=0"],
@@ -32,7 +32,7 @@ def test_the_command_binds_to_loopback_with_its_own_confdir():
         "reverse:http://127.0.0.1:9",
     ]
     text = " ".join(command)
-    assert "--set confdir=/tmp/conf" in text
+    assert f"--set confdir={tmp_path / 'conf'}" in text
     assert f"-s {ADDON_SCRIPT}" in text
     assert text.endswith("--set toolnames_mode=fix --set flow_detail=0")
 
