@@ -114,16 +114,25 @@ def test_first_chunk_reaches_the_client_before_the_provider_finishes(
     assert received == standin.requests[-1]["response_body"]
 
 
-@pytest.mark.parametrize("api", sorted(STREAMS))
+# A provider may compress its stream (Content-Encoding), each event flushed as it goes. The
+# client must get the provider's bytes; gzip and deflate are read (br: see below).
+@pytest.mark.parametrize(
+    "api,encoding",
+    [(api, None) for api in sorted(STREAMS)]
+    + [(api, "gzip") for api in sorted(STREAMS)]
+    + [("openai-chat", "deflate"), ("bedrock-converse", "deflate")],
+)
 def test_streamed_call_to_a_tool_never_offered_is_flagged_on_the_saved_flow(
-    mitmdump, mitmdump_binary, standin, tmp_path, api
+    mitmdump, mitmdump_binary, standin, tmp_path, api, encoding
 ):
     saved = tmp_path / "flagged.mitm"
     proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
     path, body = STREAMS[api]
-    response = open_stream(
-        proxy.url, path, body, {"x-standin-call": "delete_everything", "x-standin-delay-ms": "5"}
-    )
+    headers = {"x-standin-call": "delete_everything", "x-standin-delay-ms": "5"}
+    if encoding:
+        headers["x-standin-encoding"] = encoding
+    response = open_stream(proxy.url, path, body, headers)
+    assert response.getheader("content-encoding") == encoding
     received = read_all(response)
     assert received == standin.requests[-1]["response_body"]
 
@@ -216,32 +225,6 @@ def test_sdk_consuming_a_stream_sees_no_difference_with_the_addon(mitmdump, mitm
     assert events == _sdk_stream_events(kind, without.url)
     assert any("get_weather" in json.dumps(e) for e in events)
     assert not re.search(r"toolnames (error|warning|fixed|blocked)", with_addon.log_text())
-
-
-# A provider may compress its stream (Content-Encoding), each event flushed as it goes. The
-# client must get the provider's bytes; gzip and deflate are read, others said to be unread.
-@pytest.mark.parametrize(
-    "api,encoding",
-    [(api, "gzip") for api in sorted(STREAMS)]
-    + [("openai-chat", "deflate"), ("bedrock-converse", "deflate")],
-)
-def test_a_compressed_stream_is_decoded_and_checked_and_forwarded_unchanged(
-    mitmdump, mitmdump_binary, standin, tmp_path, api, encoding
-):
-    saved = tmp_path / "flagged.mitm"
-    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
-    path, body = STREAMS[api]
-    headers = {"x-standin-call": "delete_everything", "x-standin-encoding": encoding}
-    response = open_stream(proxy.url, path, body, headers)
-    assert response.getheader("content-encoding") == encoding
-    received = read_all(response)
-    assert received == standin.requests[-1]["response_body"]
-
-    (flow,) = wait_for_flows(saved, 1)
-    findings = flow.metadata["toolnames"]["findings"]
-    assert [f["code"] for f in findings] == ["response-unknown-tool"]
-    assert "'delete_everything'" in findings[0]["message"]
-    assert "Traceback" not in proxy.log_text()
 
 
 def test_a_stream_compressed_with_br_is_reported_unread_and_forwarded_unchanged(
