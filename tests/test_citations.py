@@ -48,12 +48,19 @@ def test_every_citation_of_providers_md_names_a_section_it_has():
 
 
 def outside(name: str, text: str) -> list[str]:
-    """The places ``text`` names a path outside the repository: under the folder that holds
-    the repository or under the home folder (as this machine has them), or a ``../`` path
-    that climbs out of it from the file's own folder."""
+    """The places ``text`` names a path outside the repository: one that exists under the
+    folder that holds the repository or under the home folder, a ``../`` path that climbs out
+    of it from the file's own folder, or a folder that sits beside it."""
     here = (REPO / name).parent
-    roots = [f"{REPO.parent}/", f"{Path.home()}/"]
-    found = [root for root in roots if root != "//" and root in text.replace(str(REPO), "")]
+    # Only what is really there: a clone in /tmp may well name /tmp/something else.
+    outer = text.replace(str(REPO), "")
+    found = [
+        m.group()
+        for root in {REPO.parent, Path.home()}
+        if root != Path("/")
+        for m in re.finditer(re.escape(f"{root}/") + r"[\w.-]+", outer)
+        if (Path(m.group())).exists()
+    ]
     for m in CLIMBING.finditer(text):
         if not (here / m.group()).resolve().is_relative_to(REPO):
             found.append(m.group())
@@ -85,4 +92,5 @@ def test_no_tracked_file_names_a_path_outside_the_repository():
 def test_a_path_beside_the_repository_is_found():
     assert outside("docs/providers.md", "see ../../notes/x.md") == ["../../notes"]
     assert outside("docs/providers.md", "see ../README.md") == []
-    assert outside("README.md", f"see {REPO.parent}/notes/x.md") == [f"{REPO.parent}/"]
+    assert outside("README.md", f"see {REPO.parent}/no-such-notes/x.md") == []
+    assert outside("README.md", f"see {REPO}/README.md") == []
