@@ -1,6 +1,7 @@
 """Reading bodies (bodies.py): the tool-key scan that spares most bodies a parse, and what
 every format's answer is read for."""
 
+import gc
 import json
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from tests.testkit import RESPONSES_DIR
 from tests.testkit import response_api
 from toolnames_core import bodies
+from toolnames_core import readers
 from toolnames_core.formats import FORMATS
 
 
@@ -103,3 +105,55 @@ LEAST_CALLS = [
 def test_the_scan_before_the_parse_knows_the_key_of_every_call(api, answer):
     calls, _ = bodies.read_response_calls(api, "application/json", json.dumps(answer).encode())
     assert [c.name for c in calls] == ["x"]
+
+
+def _conversation(turns: int) -> bytes:
+    call = {"type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    messages = [
+        message
+        for i in range(turns)
+        for message in (
+            {"role": "user", "content": f"question {i}"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", **call}]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "answer"},
+        )
+    ]
+    tools = [{"type": "function", "function": {"name": "lookup"}}]
+    return json.dumps({"model": "m", "messages": messages, "tools": tools}).encode()
+
+
+@pytest.mark.parametrize("reader", readers.READERS, ids=lambda r: r.name)
+def test_the_collector_never_runs_while_a_request_is_read(reader):
+    # Thousands of containers that die when the read returns: collecting them midway costs
+    # more than the parse (bodies.read_request says why), so the collector waits.
+    body = _conversation(3000)
+    runs = []
+
+    def count(phase, info):
+        if phase == "start":
+            runs.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        view, problem = bodies.read_request(body, "openai-chat", reader=reader)
+    finally:
+        gc.callbacks.remove(count)
+    assert problem is None and len(view.history) == 3000
+    assert runs == []
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [_conversation(2), b'{"tools": [', b'{"tools": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"],
+    ids=["read", "not JSON", "too deep"],
+)
+def test_the_collector_is_on_again_after_any_read_and_left_off_if_it_was(content):
+    bodies.read_request(content, "openai-chat")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        bodies.read_request(content, "openai-chat")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
