@@ -87,8 +87,8 @@ class ToolNames:
         self.mode: str = "observe"
         self.reader: Reader = READERS[0]
         self.writer: save.FlaggedFlowWriter | None = None
-        # Each LLM API flow's exchange, for as long as the flow lives.
-        self.exchanges: weakref.WeakKeyDictionary[http.HTTPFlow, Exchange] = (
+        # Each LLM API flow's exchange until its answer is judged; None after that.
+        self.exchanges: weakref.WeakKeyDictionary[http.HTTPFlow, Exchange | None] = (
             weakref.WeakKeyDictionary()
         )
         # Flows read back from a file with a toolnames record: shown as recorded, not checked.
@@ -294,16 +294,17 @@ class ToolNames:
             # Its line was logged when its request was shown.
             self._save(flow, self.read_back.pop(flow))
             return
-        exchange = self.exchanges.get(flow)
-        if exchange is None:
+        if flow in self.exchanges:
+            exchange = self.exchanges[flow]
+            if exchange is None:
+                return  # both hooks ran: the answer was judged by the first
+        else:
             api = self._api(flow)
             if api is None:
                 return
             # Its request went by before this addon was loaded: read it now.
             exchange = self._start(flow, api)
             self.deferral.run_now(flow.id)
-        if exchange.response_checked:
-            return  # both hooks ran: the answer was judged by the first
         response = flow.response
         status = response.status_code if response is not None else None
         if response is not None and isinstance(response.stream, StreamTap):
@@ -323,6 +324,10 @@ class ToolNames:
             recorded = FlowRecord.of(exchange, self.mode, flows.client(flow.request))
             self._log(flow, flows.mark(flow, recorded))
         self._save(flow, recorded)
+        # Judged, and its record is on the flow: what the exchange read goes now, not when
+        # the garbage collector gets to the flow (mitmproxy's flows sit in reference cycles,
+        # and a long conversation's view holds thousands of names).
+        self.exchanges[flow] = None
 
     # -- WebSocket sessions (OpenAI Realtime, Gemini Live) --------------------------------
 

@@ -852,6 +852,22 @@ def test_a_flow_is_never_saved_twice(tmp_path):
     assert len(read_flows(path)) == 1
 
 
+def test_a_judged_flow_keeps_its_record_but_not_what_its_exchange_read(caplog):
+    # mitmproxy's flows sit in reference cycles and live until the collector finds them;
+    # a long conversation's exchange holds thousands of names, so it goes when judged.
+    with running() as (tctx, tn):
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        tn.response(provider_error(f))
+        assert tn.exchanges[f] is None
+        recorded = f.metadata["toolnames"]
+        lines = len(caplog.records)
+        f.error = tflow.terr()
+        tn.error(f)  # after the answer: judged already, nothing to add
+        assert f.metadata["toolnames"] == recorded
+        assert len(caplog.records) == lines
+
+
 def test_unflagged_flows_and_flows_that_are_not_llm_calls_are_not_saved(tmp_path):
     path = tmp_path / "flagged.mitm"
     with running(toolnames_save=str(path)) as (tctx, tn):
