@@ -21,7 +21,7 @@ from benchmark.workload import CHAT_PATH
 from benchmark.workload import PROVIDER_RESPONSE_HEADERS
 from benchmark.workload import SDK_REQUEST_HEADERS
 from benchmark.workload import Case
-from benchmark.workload import encode
+from benchmark.workload import chat_answer
 from benchmark.workload import mcp_named
 from harness.inprocess import running
 from harness.load import progress
@@ -104,38 +104,12 @@ def chat_flow(raw: bytes, call: str | None = None) -> tuple[http.HTTPFlow, http.
         headers=http.Headers(_fields(SDK_REQUEST_HEADERS)),
     )
     request.content = raw
-    response = tutils.tresp(
-        content=encode(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "model": "gpt-4.1",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": _message(call),
-                        "finish_reason": "tool_calls" if call else "stop",
-                    }
-                ],
-            }
-        )
-    )
+    response = tutils.tresp(content=chat_answer(call))
     content_length = response.headers["content-length"]
     response.headers = http.Headers(_fields(PROVIDER_RESPONSE_HEADERS))
     response.headers["content-length"] = content_length
     flow = tflow.tflow(req=request, live=True)
     return flow, response
-
-
-def _message(call: str | None) -> dict:
-    if call is None:
-        return {"role": "assistant", "content": "hello"}
-    function = {"name": call, "arguments": "{}"}
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [{"id": "call_1", "type": "function", "function": function}],
-    }
 
 
 def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float]]:

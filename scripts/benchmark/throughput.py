@@ -1,5 +1,6 @@
 """(b) Requests per second through a real mitmdump: plain, with a json.loads-only script, and
-with the addon, to the same stand-in provider (in its own process), the same bodies."""
+with the addon, the same bodies, to an upstream that answers without reading them
+(harness.sink), so that mitmdump, not the provider, sets the pace."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from dataclasses import field
 from pathlib import Path
 
 from benchmark.workload import CHAT_PATH
+from benchmark.workload import PROVIDER_RESPONSE_HEADERS
 from benchmark.workload import QUICK_RPS_CASES
 from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import Case
+from benchmark.workload import chat_answer
 from harness.load import LoadRequest
 from harness.load import progress
 from harness.load import run_load
@@ -19,7 +22,8 @@ from harness.mitmdump import ADDON_SCRIPT
 from harness.mitmdump import start_mitmdump
 from harness.processes import Process
 from harness.processes import ProcessGroup
-from harness.provider import start_standin
+from harness.sink import http_answer
+from harness.sink import start_sink
 from toolnames_core import READERS
 
 __all__ = [
@@ -96,7 +100,7 @@ def start_bench_mitmdump(
     scripts: list[Path],
     options: dict[str, str] | None = None,
 ) -> Process:
-    """mitmdump as (b) and (c) run it: reverse proxy to the stand-in, logging only warnings
+    """mitmdump as (b) and (c) run it: reverse proxy to ``upstream``, logging only warnings
     and no flow lines, so that its terminal output costs it nothing; ``options``: more
     ``--set`` options (the addon's mode)."""
     return group.add(
@@ -128,11 +132,12 @@ def bench_rps(
     rows = []
     procs: dict[str, Process] = {}
     with ProcessGroup() as group:
-        standin = group.add(start_standin(workdir, name="standin-b", record=False, nodelay=True))
+        answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
+        upstream = group.add(start_sink(workdir, answer, name="sink-b"))
         for variant in VARIANTS:
             options = {"toolnames_reader": "json"} if variant == JSON_READER else None
             procs[variant] = start_bench_mitmdump(
-                group, variant, binary, standin.url, workdir, scripts[variant], options
+                group, variant, binary, upstream.url, workdir, scripts[variant], options
             )
         for case in chosen:
             if quick and case.label not in QUICK_RPS_CASES:
@@ -142,7 +147,7 @@ def bench_rps(
             def requests(i: int, body=case.raw) -> LoadRequest:
                 return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
 
-            # Warm up every mitmdump (connections, the stand-in's first parse), then take
+            # Warm up every mitmdump (connections, the first parse), then take
             # turns, the order rotating each round, so that drift and order favour no one.
             for proc in procs.values():
                 run_load(proc.port, requests, concurrency, count=concurrency * (1 if quick else 2))

@@ -17,6 +17,7 @@ __all__ = [
     "SDK_REQUEST_HEADERS",
     "Case",
     "cases",
+    "chat_answer",
     "chat_body",
     "chat_tool",
     "encode",
@@ -179,6 +180,24 @@ def mcp_named(raw: bytes) -> bytes:
 def encode(body: dict) -> bytes:
     # What the openai SDK sends: compact separators, raw UTF-8.
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def chat_answer(call: str | None = None) -> bytes:
+    """The answer (a) and (b) give: text, as the stand-in answers a request that asks for no
+    call, or a call to the tool named ``call``."""
+    if call is None:
+        message: dict = {"role": "assistant", "content": "hello"}
+    else:
+        function = {"name": call, "arguments": "{}"}
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": function}],
+        }
+    choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
+    return encode(
+        {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4.1", "choices": [choice]}
+    )
 
 
 @dataclass

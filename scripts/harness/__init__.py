@@ -5,6 +5,7 @@ processes  start a subprocess with its output in a file, wait for its port or a 
            (named errors on timeout), stop it with SIGTERM then SIGKILL; a group of them
 mitmdump   mitmdump on a free loopback port with the addon, scripts and options
 provider   the stand-in provider in a process of its own
+sink       an upstream for load runs that answers without reading
 load       keep-alive clients sending requests through a proxy
 inprocess  the addon inside mitmproxy's test master
 """
@@ -19,6 +20,7 @@ from harness.processes import ProcessGroup
 from harness.processes import StartupError
 from harness.processes import free_port
 from harness.provider import start_standin
+from harness.sink import start_sink
 
 __all__ = [
     "ADDON_SCRIPT",
@@ -30,5 +32,6 @@ __all__ = [
     "free_port",
     "own_mitmdump",
     "start_mitmdump",
+    "start_sink",
     "start_standin",
 ]
