@@ -96,11 +96,23 @@ def _read_tools(body: dict, view: RequestView) -> None:
                     view.tools.append(ref)
 
 
+# Most requests send "auto" or no choice. A Choice is frozen, so each string choice at each
+# place is built once (its JSON rendering costs as much as reading a small body's tools).
+_string_choices: dict[tuple[str, tuple], Choice] = {}
+
+
+def _string_choice(value: str, where: tuple) -> Choice:
+    choice = _string_choices.get((value, where))
+    if choice is None:
+        choice = _string_choices[(value, where)] = Choice(value, where, sent=shown(value))
+    return choice
+
+
 def read_string_choice(value: str, where: tuple, view: RequestView) -> None:
     """A string ``tool_choice``: Chat Completions and Responses take the same three
     (docs/providers.md §2, §3)."""
     if value in ("none", "auto", "required"):
-        view.choices.append(Choice(value, where, sent=shown(value)))
+        view.choices.append(_string_choice(value, where))
     else:
         view.problems.append(
             bad_choice(where, value, 'expected "none", "auto", "required" or an object')
@@ -174,7 +186,7 @@ def _read_allowed(value: dict, view: RequestView) -> None:
 def _read_function_call(value: object, view: RequestView) -> None:
     where = ("function_call",)
     if value in ("none", "auto"):
-        view.choices.append(Choice(value, where, sent=shown(value)))
+        view.choices.append(_string_choice(value, where))
     elif isinstance(value, dict) and isinstance(value.get("name"), str):
         view.choices.append(
             Choice("named", where, (NameRef(value["name"], ("function_call", "name")),))
@@ -195,13 +207,15 @@ def _read_history(messages: object, view: RequestView) -> None:
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             continue
-        if message.get("role") in _RESULT_ROLES:
-            # A function's or tool's result may carry the function's name; OpenAI holds
-            # every message's `name` to ^[a-zA-Z0-9_-]{1,64}$ (docs/providers.md §2).
-            if type(message.get("name")) is str:
-                append(NameRef(message["name"], ("messages", i, "name")))
-            continue
-        if message.get("role") != "assistant":
+        # One lookup settles the many user and system messages of a long conversation.
+        role = message.get("role")
+        if role != "assistant":
+            if role in _RESULT_ROLES:
+                # A function's or tool's result may carry the function's name; OpenAI holds
+                # every message's `name` to ^[a-zA-Z0-9_-]{1,64}$ (docs/providers.md §2).
+                name = message.get("name")
+                if type(name) is str:
+                    append(NameRef(name, ("messages", i, "name")))
             continue
         calls = message.get("tool_calls")
         if isinstance(calls, list):
