@@ -123,7 +123,7 @@ def _conversation(turns: int) -> bytes:
 
 
 @pytest.mark.parametrize("reader", readers.READERS, ids=lambda r: r.name)
-def test_the_collector_never_runs_while_a_request_is_read(reader):
+def test_the_collector_waits_while_a_request_is_read(reader):
     # Thousands of containers that die when the read returns: collecting them midway costs
     # more than the parse (bodies.read_request says why), so the collector waits.
     body = _conversation(3000)
@@ -139,7 +139,9 @@ def test_the_collector_never_runs_while_a_request_is_read(reader):
     finally:
         gc.callbacks.remove(count)
     assert problem is None and len(view.history) == 3000
-    assert runs == []
+    # Reading it unpaused runs the collector a dozen times; paused, at most once, when the
+    # first container is made after it is on again (Python 3.11 makes one before we return).
+    assert len(runs) <= 1
     assert gc.isenabled()
 
 
