@@ -7,9 +7,7 @@ and ``counted``, which records what the core parses and scans.
         ...                                        # send requests to proxy.url
         assert "toolnames" in proxy.log_text()
 
-Missing infrastructure (a venv, mitmdump 11, node_modules, chromium) is a skip on a developer's
-machine but a failure under CI=true: scripts/test installs all of it, so there it means a broken
-setup, and a silent skip would hide that.
+Helpers live in tests/testkit/, which test modules import; nothing is imported from here.
 """
 
 import os
@@ -18,7 +16,6 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from typing import NoReturn
 
 import pytest
 
@@ -28,12 +25,14 @@ from harness.mitmdump import start_mitmdump as start_mitmdump_process
 from harness.processes import Process
 from harness.processes import ProcessGroup
 from harness.processes import StartupError
+from tests.testkit.infrastructure import MASTRA_DIR
+from tests.testkit.infrastructure import binary_id
+from tests.testkit.infrastructure import missing_infrastructure
+from tests.testkit.infrastructure import mitmdump_binaries
+from tests.testkit.infrastructure import require_chromium
 from toolnames_core import bodies
 from toolnames_core import readers
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-MASTRA_DIR = REPO_ROOT / "tests" / "e2e" / "mastra"
-MAIN_VENV_MITMDUMP = REPO_ROOT / ".venv" / "bin" / "mitmdump"
 # Fixtures that start real processes; tests using them get the e2e marker automatically.
 E2E_FIXTURES = {"standin", "mitmdump", "start_mitmdump", "mastra_project"}
 
@@ -65,62 +64,7 @@ def counted(monkeypatch) -> dict[str, list[bytes]]:
     return seen
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
-
-
-def missing_infrastructure(reason: str) -> NoReturn:
-    """Skip locally; fail under CI=true, where scripts/test has installed everything."""
-    if in_ci():
-        pytest.fail(f"{reason} (CI=true: missing test infrastructure is an error)", pytrace=False)
-    pytest.skip(reason)
-
-
-def mitmdump_binaries() -> list[Path]:
-    """
-    The mitmdump binaries the end-to-end tests run against: this venv's (mitmproxy 12 in the
-    main run) and $TOOLNAMES_MITMDUMP_11 (set by scripts/test), unless that is the same one, as
-    in the mitmproxy 11 run.
-    """
-    binaries = [own_mitmdump()]
-    mitmdump11 = os.environ.get("TOOLNAMES_MITMDUMP_11")
-    if mitmdump11 and os.path.realpath(mitmdump11) != os.path.realpath(binaries[0]):
-        binaries.append(Path(mitmdump11))
-    return binaries
-
-
-def mitmproxy_version(binary: Path) -> str | None:
-    """The mitmproxy version installed next to a venv's mitmdump, read without running it."""
-    dist_infos = binary.parent.parent.glob("lib/python3*/site-packages/mitmproxy-*.dist-info")
-    for dist_info in sorted(dist_infos):
-        return dist_info.name.removeprefix("mitmproxy-").removesuffix(".dist-info")
-    return None
-
-
-def _binary_id(binary: Path) -> str:
-    version = mitmproxy_version(binary)
-    return f"mitmproxy-{version}" if version else str(binary)
-
-
 MITMDUMP_BINARIES = mitmdump_binaries()
-
-
-def chromium_path() -> str | None:
-    for candidate in ("/usr/bin/chromium", "chromium", "chromium-browser"):
-        path = shutil.which(candidate)
-        if path:
-            return path
-    return None
-
-
-def require_chromium() -> str:
-    path = chromium_path()
-    if path:
-        return path
-    reason = "chromium not found (scripts/test installs Debian's chromium when run as root)"
-    if os.environ.get("TOOLNAMES_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason}; TOOLNAMES_REQUIRE_BROWSER=1 makes that an error", pytrace=False)
-    missing_infrastructure(reason)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -236,7 +180,7 @@ def start_mitmdump(mitmdump: Callable[..., Process]) -> Callable[..., Process]:
     return mitmdump
 
 
-@pytest.fixture(params=MITMDUMP_BINARIES, ids=[_binary_id(b) for b in MITMDUMP_BINARIES])
+@pytest.fixture(params=MITMDUMP_BINARIES, ids=[binary_id(b) for b in MITMDUMP_BINARIES])
 def mitmdump_binary(request: pytest.FixtureRequest) -> Path:
     """Parametrizes a test over the available mitmdumps (mitmproxy 12, and 11 under scripts/test)."""
     binary: Path = request.param

@@ -39,10 +39,10 @@ from harness.processes import Process
 from harness.processes import StartupError
 from harness.processes import free_port
 from harness.processes import start_process
-from tests.conftest import REPO_ROOT
-from tests.conftest import missing_infrastructure
-from tests.conftest import mitmdump_binaries
-from tests.conftest import mitmproxy_version
+from tests.testkit import REPO_ROOT
+from tests.testkit import missing_infrastructure
+from tests.testkit import mitmdump_binaries
+from tests.testkit import mitmproxy_version
 from toolnames_core import MARKERS
 from toolnames_core import FlowRecord
 

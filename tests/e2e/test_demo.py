@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.testkit import REPO_ROOT
 
 # The demo drives the openai SDK from .venv, whichever venv runs pytest: once is enough.
 pytestmark = [pytest.mark.e2e, pytest.mark.needs_sdk]

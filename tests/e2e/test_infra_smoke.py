@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MAIN_VENV_MITMDUMP
-from tests.conftest import missing_infrastructure
-from tests.conftest import mitmproxy_version
+from tests.testkit import MAIN_VENV_MITMDUMP
+from tests.testkit import missing_infrastructure
+from tests.testkit import mitmproxy_version
 
 # Bypass any http_proxy/https_proxy from the environment: requests go straight to loopback.
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -16,7 +16,7 @@ import pytest
 
 from harness.mitmdump import ADDON_SCRIPT
 from harness.processes import free_port
-from tests.conftest import REPO_ROOT
+from tests.testkit import REPO_ROOT
 from tests.testkit import post
 from tests.testkit import toolnames_lines
 

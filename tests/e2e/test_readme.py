@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.mitmdump import ADDON_SCRIPT
-from tests.conftest import REPO_ROOT
+from tests.testkit import REPO_ROOT
 
 DOCS = [REPO_ROOT / "README.md", REPO_ROOT / "flows" / "README.md"]
 PROXIES = {"mitmdump", "mitmweb", "mitmproxy"}

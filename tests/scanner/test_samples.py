@@ -5,7 +5,7 @@ credentials, the same bytes on every run.
 from pathlib import Path
 
 from scanner import samples
-from tests.conftest import REPO_ROOT
+from tests.testkit import REPO_ROOT
 from tests.testkit import scan_json
 
 # -- Samples in flows/ ------------------------------------------------------------------------

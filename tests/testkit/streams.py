@@ -1,0 +1,53 @@
+"""Raw streamed bodies (SSE and AWS event streams), built independently of the code that
+reads them."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+__all__ = ["aws_event", "aws_stream", "every_split", "sse"]
+
+
+def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
+    out = b""
+    for event in events:
+        data = event if isinstance(event, bytes) else json.dumps(event).encode()
+        out += b"data: " + data + newline + newline
+    if done:
+        out += b"data: [DONE]" + newline + newline
+    return out
+
+
+def _header(name: str, value: str) -> bytes:
+    # surrogatepass: property tests draw event types that hold lone surrogates.
+    raw_name, raw_value = name.encode(), value.encode("utf-8", "surrogatepass")
+    return (
+        bytes([len(raw_name)]) + raw_name + b"\x07" + struct.pack(">H", len(raw_value)) + raw_value
+    )
+
+
+def aws_event(event_type: str, payload: dict, message_type: str = "event") -> bytes:
+    headers = (
+        _header(":event-type", event_type)
+        + _header(":content-type", "application/json")
+        + _header(":message-type", message_type)
+    )
+    body = json.dumps(payload).encode()
+    total = 12 + len(headers) + len(body) + 4
+    prelude = struct.pack(">II", total, len(headers))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def aws_stream(events: list[tuple[str, dict]]) -> bytes:
+    return b"".join(aws_event(kind, payload) for kind, payload in events)
+
+
+def every_split(raw: bytes):
+    """Two-chunk splits at every byte offset, then the whole body byte by byte."""
+    for k in range(len(raw) + 1):
+        yield [raw[:k], raw[k:]]
+    yield [raw[i : i + 1] for i in range(len(raw))]
