@@ -28,6 +28,7 @@ __all__ = [
     "ProcessGroup",
     "StartupError",
     "free_port",
+    "start_announcing",
     "start_process",
 ]
 
@@ -188,6 +189,22 @@ def start_process(
             raise StartupError(
                 f"{e}\ncommand: {' '.join(command)}\n--- {name} output ---\n{proc.log_text()}"
             ) from None
+    return proc
+
+
+def start_announcing(
+    name: str, command: Sequence[str], log_path: Path, announcement: str
+) -> Process:
+    """Starts a server that picks its own port (no race for a free one) and prints
+    ``announcement`` followed by its URL once it serves; its port is read from that line."""
+    proc = start_process(name, command, log_path)
+    try:
+        log = proc.wait_for_log(announcement, timeout=STARTUP_TIMEOUT)
+    except LogTimeout as e:
+        proc.stop()
+        raise StartupError(str(e)) from None
+    url = log.split(announcement, 1)[1].split()[0]
+    proc.port = int(url.rsplit(":", 1)[1])
     return proc
 
 

@@ -6,11 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.processes import STARTUP_TIMEOUT
-from harness.processes import LogTimeout
 from harness.processes import Process
-from harness.processes import StartupError
-from harness.processes import start_process
+from harness.processes import start_announcing
 
 __all__ = ["LISTENING", "start_standin"]
 
@@ -30,12 +27,4 @@ def start_standin(
         command.append("--no-record")
     if nodelay:
         command.append("--nodelay")
-    proc = start_process("the stand-in provider", command, log_dir / f"{name}.log")
-    try:
-        log = proc.wait_for_log(LISTENING, timeout=STARTUP_TIMEOUT)
-    except LogTimeout as e:
-        proc.stop()
-        raise StartupError(str(e)) from None
-    url = log.split(LISTENING, 1)[1].split()[0]
-    proc.port = int(url.rsplit(":", 1)[1])
-    return proc
+    return start_announcing("the stand-in provider", command, log_dir / f"{name}.log", LISTENING)

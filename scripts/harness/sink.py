@@ -18,11 +18,8 @@ import signal
 import sys
 from pathlib import Path
 
-from harness.processes import STARTUP_TIMEOUT
-from harness.processes import LogTimeout
 from harness.processes import Process
-from harness.processes import StartupError
-from harness.processes import start_process
+from harness.processes import start_announcing
 
 __all__ = ["LISTENING", "http_answer", "main", "start_sink"]
 
@@ -102,14 +99,7 @@ def start_sink(log_dir: Path, answer: bytes, *, name: str = "sink") -> Process:
     answer_file = log_dir / f"{name}.http"
     answer_file.write_bytes(answer)
     command = [sys.executable, "-m", "harness.sink", "--port", "0", "--answer", str(answer_file)]
-    proc = start_process("the sink upstream", command, log_dir / f"{name}.log")
-    try:
-        log = proc.wait_for_log(LISTENING, timeout=STARTUP_TIMEOUT)
-    except LogTimeout as e:
-        proc.stop()
-        raise StartupError(str(e)) from None
-    proc.port = int(log.split(LISTENING, 1)[1].split()[0].rsplit(":", 1)[1])
-    return proc
+    return start_announcing("the sink upstream", command, log_dir / f"{name}.log", LISTENING)
 
 
 if __name__ == "__main__":

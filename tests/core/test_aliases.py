@@ -16,6 +16,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.testkit import RESPONSES_DIR
+from tests.testkit import chat_answer
 from tests.testkit import every_split
 from tests.testkit import response_api
 from tests.testkit import response_body
@@ -57,15 +58,6 @@ def chat_request(tools, choice=None, history=()) -> bytes:
     if choice:
         body["tool_choice"] = {"type": "function", "function": {"name": choice}}
     return json.dumps(body).encode()
-
-
-def chat_answer(*names: str) -> bytes:
-    calls = [
-        {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": "{}"}}
-        for i, n in enumerate(names)
-    ]
-    message = {"role": "assistant", "content": None, "tool_calls": calls}
-    return json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
 
 
 def fixed(request: bytes, api: str = "openai-chat", rule: str = "openai") -> Exchange:

@@ -47,10 +47,13 @@ def stream_calls(api: str, events: Iterable[object]) -> list[NameRef]:
     return collector.calls()
 
 
-def exchange_for(content: bytes, api: str, rule: str, fix: bool = False) -> Exchange:
-    """An exchange whose request ``content`` has been checked."""
+def exchange_for(content: bytes | None, api: str, rule: str, fix: bool = False) -> Exchange:
+    """An exchange whose request ``content`` has been checked (None: a request not read)."""
     exchange = Exchange(api, rule)
-    exchange.check_request(content, fix=fix)
+    if content is None:
+        exchange.request_unreadable("the body was not read")
+    else:
+        exchange.check_request(content, fix=fix)
     return exchange
 
 
@@ -58,12 +61,7 @@ def judge(
     request: bytes | None, api: str, calls: list, complete: bool = True, rule: str = "openai"
 ) -> list:
     """The findings about ``calls`` in an answer to ``request`` (None: a request not read)."""
-    exchange = Exchange(api, rule)
-    if request is None:
-        exchange.request_unreadable("the body was not read")
-    else:
-        exchange.check_request(request)
-    return exchange.check_calls(calls, complete)
+    return exchange_for(request, api, rule).check_calls(calls, complete)
 
 
 def render_request_text(content: bytes, api: str, rule: str, meta: object = None) -> str:
@@ -80,11 +78,7 @@ def render_response_text(
     meta: object = None,
     status: int | None = 200,
 ) -> str:
-    exchange = Exchange(api, rule)
-    if request_content is None:
-        exchange.request_unreadable("the body was not read")
-    else:
-        exchange.check_request(request_content)
+    exchange = exchange_for(request_content, api, rule)
     exchange.check_response(status, content_type, content)
     return render_response(exchange, status, FlowRecord.from_metadata(meta))
 
