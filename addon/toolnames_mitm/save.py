@@ -14,6 +14,8 @@ from urllib.parse import unquote
 from mitmproxy import http
 from mitmproxy import io
 
+from toolnames_core import jsonsplice
+
 __all__ = ["REDACTED", "FlaggedFlowWriter", "is_secret_name", "redacted_copy", "redacted_path"]
 
 logger = logging.getLogger(__name__)
@@ -75,7 +77,89 @@ def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
     for name in list(query.keys()):
         if is_secret_name(name):
             query.set_all(name, [REDACTED] * len(query.get_all(name)))
+    for message in (copy.request, copy.response):
+        if message is not None:
+            _redact_body(message)
+    if copy.websocket is not None:
+        for ws_message in copy.websocket.messages:
+            redacted = _redacted_json_text(ws_message.content)
+            if redacted is not None:
+                ws_message.content = redacted
     return copy
+
+
+# Bodies carry credentials too: an MCP server's token in the tools of a Responses API request
+# (`authorization`, and `headers` of its own) or of a Realtime session, Anthropic's
+# `mcp_servers[].authorization_token`. Any key whose name means a credential has its value
+# replaced, wherever it sits; the rest of the body keeps every byte it was sent with.
+
+
+def _redact_body(message: http.Message) -> None:
+    try:
+        content = message.get_content(strict=True)
+    except ValueError:
+        return  # an encoding mitmproxy cannot decode: nothing in it is readable
+    redacted = _redacted_json_text(content)
+    if redacted is not None:
+        message.content = redacted  # encoded again as the message's content-encoding says
+
+
+def _redacted_json_text(content: bytes | None) -> bytes | None:
+    """The JSON text with every credential-named key's value replaced; None when it is not
+    JSON or holds no such key."""
+    if not content or content.lstrip()[:1] not in (b"{", b"["):
+        return None
+    try:
+        text = content.decode("utf-8")
+        document = json.loads(text)
+    except ValueError:
+        return None
+    except RecursionError:
+        return json.dumps(REDACTED).encode()  # too deep to look into, so not saved
+    paths = _secret_paths(document)
+    if not paths:
+        return None
+    try:
+        spliced = jsonsplice.replace_values(text, dict.fromkeys(paths, REDACTED))
+        # json.loads keeps the last of a repeated key: every occurrence must be gone.
+        json.loads(spliced, object_pairs_hook=_all_redacted)
+        return spliced.encode("utf-8")
+    except (ValueError, KeyError, RecursionError):
+        pass
+    try:
+        # Text the splice cannot place (a repeated key): the redacted document, re-encoded.
+        return json.dumps(_redact_keys(document), ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        return json.dumps(REDACTED).encode()  # too deep to look into, so not saved
+
+
+def _may_hold_secret(value: object) -> bool:
+    # A number is never a credential: Gemini's usage counts are named totalTokenCount.
+    return isinstance(value, (str, dict, list)) and value != REDACTED
+
+
+def _all_redacted(pairs: list[tuple[str, object]]) -> dict:
+    if any(is_secret_name(key) and _may_hold_secret(value) for key, value in pairs):
+        raise ValueError("a credential is left in the text")
+    return dict(pairs)
+
+
+def _secret_paths(document: object) -> list[tuple]:
+    """The path of every value under a credential-named key (walked without recursion)."""
+    paths = []
+    stack: list[tuple[tuple, object]] = [((), document)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if is_secret_name(str(key)):
+                    if _may_hold_secret(value):
+                        paths.append((*path, key))
+                else:
+                    stack.append(((*path, key), value))
+        elif isinstance(node, list):
+            stack.extend(((*path, i), value) for i, value in enumerate(node))
+    return paths
 
 
 def _redact_headers(headers: http.Headers) -> None:

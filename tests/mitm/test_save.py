@@ -176,6 +176,100 @@ def test_requests_responses_and_trailers_lose_every_credential_and_keep_the_rest
     assert f.request.trailers["x-goog-api-key"] == "secret"
 
 
+# Bodies that carry credentials by key, each with its public documentation.
+RESPONSES_MCP = (
+    # https://platform.openai.com/docs/guides/tools-connectors-mcp: a remote MCP server's
+    # `headers` (an Authorization header) and a connector's OAuth `authorization`.
+    b'{"model": "gpt-4.1", "input": "hi", "tools": [{"type": "mcp", "server_label": "gh", '
+    b'"server_url": "https://mcp.example/sse", "headers": {"Authorization": "Bearer SECRET1"}, '
+    b'"require_approval": "never"}, {"type": "mcp", "server_label": "drive", '
+    b'"connector_id": "connector_googledrive", "authorization": "SECRET2"}]}'
+)
+ANTHROPIC_MCP = (
+    # https://docs.anthropic.com/en/docs/agents-and-tools/mcp-connector
+    b'{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"hi"}],'
+    b'"mcp_servers":[{"type":"url","url":"https://mcp.example/sse","name":"ex",'
+    b'"authorization_token":"SECRET1"}]}'
+)
+
+
+@pytest.mark.parametrize("body", [RESPONSES_MCP, ANTHROPIC_MCP], ids=["responses", "anthropic"])
+def test_credentials_in_a_body_are_redacted_and_every_other_byte_kept(body):
+    f = tflow.tflow(resp=True)
+    f.request.content = body
+    copy = save.redacted_copy(f)
+    saved = copy.request.content
+    assert b"SECRET" not in saved
+    # The same text around the values that went: nothing re-serialised.
+    text = body.decode()
+    for secret in ('"Bearer SECRET1"', '"SECRET1"', '"SECRET2"'):
+        text = text.replace(secret, json.dumps(save.REDACTED))
+    assert saved.decode() == text
+    assert f.request.content == body  # the live flow keeps them
+
+
+def test_numbers_under_credential_words_are_kept():
+    # Gemini's usage: {"promptTokenCount": 12, "totalTokenCount": 20}; no credential is a number.
+    answer = b'{"usageMetadata": {"promptTokenCount": 12, "totalTokenCount": 20}, "token": null}'
+    f = tflow.tflow(resp=True)
+    f.response.content = answer
+    assert save.redacted_copy(f).response.content == answer
+
+
+def test_a_compressed_body_is_redacted_and_stays_compressed():
+    f = tflow.tflow(resp=True)
+    f.request.headers["content-encoding"] = "gzip"
+    f.request.content = ANTHROPIC_MCP  # encoded with gzip
+    copy = save.redacted_copy(f)
+    assert copy.request.headers["content-encoding"] == "gzip"
+    assert b"SECRET" not in copy.request.content
+    assert copy.request.raw_content != copy.request.content
+
+
+def test_a_repeated_credential_key_loses_every_value():
+    f = tflow.tflow(resp=True)
+    f.request.content = b'{"tools": [], "api_key": "SECRET1", "api_key": "SECRET2"}'
+    saved = save.redacted_copy(f).request.content
+    assert b"SECRET" not in saved
+    assert json.loads(saved) == {"tools": [], "api_key": save.REDACTED}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json, key=SECRET", b'{"broken": ', b"", '{"a": "\u00e9"}'.encode("latin-1")],
+    ids=["text", "broken", "empty", "not UTF-8"],
+)
+def test_a_body_that_is_not_json_is_saved_as_it_came(body):
+    f = tflow.tflow(resp=True)
+    f.request.content = body
+    assert save.redacted_copy(f).request.content == body
+
+
+def test_a_body_too_deep_to_walk_is_not_saved():
+    f = tflow.tflow(resp=True)
+    deep = b'{"a":' * 50_000 + b'{"token":"SECRET"}' + b"}" * 50_000
+    f.request.content = deep
+    saved = save.redacted_copy(f).request.content
+    assert b"SECRET" not in saved
+
+
+def test_credentials_in_a_saved_sessions_messages_are_redacted():
+    # A Realtime session.update may declare MCP tools with their headers.
+    update = {
+        "type": "session.update",
+        "session": {
+            "tools": [
+                {"type": "mcp", "server_label": "gh", "headers": {"Authorization": "Bearer S1"}}
+            ]
+        },
+    }
+    f = tflow.twebsocketflow()
+    f.websocket.messages[0].content = json.dumps(update).encode()
+    copy = save.redacted_copy(f)
+    assert b"Bearer S1" not in copy.websocket.messages[0].content
+    assert b"Bearer S1" in f.websocket.messages[0].content
+
+
 def test_a_log_path_keeps_its_parameters_but_not_their_secrets():
     path = "/v1beta/models/g:generateContent?alt=sse&key=AIzaSECRET&API_KEY=x"
     assert save.redacted_path(path) == (
