@@ -4,6 +4,7 @@
 #   source scripts/_bootstrap.sh
 #   tn_setup_venv_main          # .venv              (Python >= 3.12, requirements/test.txt)
 #   tn_setup_venv_mitmproxy11   # .venv-mitmproxy11  (Python 3.11,   requirements/test-mitmproxy11.txt)
+#   tn_setup_msgspec11          # .venv-mitmproxy11-msgspec (msgspec for it, a --target folder)
 #   tn_setup_mastra             # tests/e2e/mastra/node_modules (npm ci)
 #   tn_ensure_chromium          # /usr/bin/chromium (apt-get, root only); returns 1 if unavailable
 #
@@ -15,6 +16,7 @@
 TOOLNAMES_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLNAMES_VENV="$TOOLNAMES_ROOT/.venv"
 TOOLNAMES_VENV11="$TOOLNAMES_ROOT/.venv-mitmproxy11"
+TOOLNAMES_MSGSPEC11="$TOOLNAMES_ROOT/.venv-mitmproxy11-msgspec"
 TOOLNAMES_MASTRA_DIR="$TOOLNAMES_ROOT/tests/e2e/mastra"
 
 tn_log() {
@@ -203,6 +205,31 @@ tn_setup_venv_main() {
 tn_setup_venv_mitmproxy11() {
     tn_setup_venv "$TOOLNAMES_VENV11" "$TOOLNAMES_ROOT/requirements/test-mitmproxy11.txt" 11 11 \
         tn_find_python311
+}
+
+# msgspec for .venv-mitmproxy11's Python, in a folder of its own (requirements/
+# msgspec-mitmproxy11.txt says why): put it on PYTHONPATH to run that venv with the fast reader.
+tn_setup_msgspec11() {
+    local dir="$TOOLNAMES_MSGSPEC11" req="$TOOLNAMES_ROOT/requirements/msgspec-mitmproxy11.txt"
+    local stamp want have log
+    stamp="$dir/.toolnames-requirements.sha256"
+    want="$(tn_sha256 "$req") $("$TOOLNAMES_VENV11/bin/python" -c 'import platform; print(platform.python_version())')"
+    have="$(cat "$stamp" 2>/dev/null || true)"
+    if [[ "$have" == "$want" ]]; then
+        tn_log "$(basename "$dir") is up to date"
+        return 0
+    fi
+    tn_log "setting up $(basename "$dir")…"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    log="$dir/.toolnames-pip.log"
+    if ! "$TOOLNAMES_VENV11/bin/python" -m pip install --disable-pip-version-check --no-input \
+        --target "$dir" -r "$req" >"$log" 2>&1; then
+        grep -v 'is ignored: it is neither a file nor a directory' "$log" | tail -n 40 >&2
+        tn_err "pip install --target $(basename "$dir") -r ${req#"$TOOLNAMES_ROOT"/} failed (full log: $log)"
+        return 1
+    fi
+    printf '%s\n' "$want" >"$stamp"
 }
 
 # npm ci in tests/e2e/mastra when node_modules is missing or was installed from another
