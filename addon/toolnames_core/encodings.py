@@ -13,10 +13,13 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 
-__all__ = ["READABLE", "STEP", "StreamDecoder", "stream_coding"]
+__all__ = ["ASK_UNCOMPRESSED", "READABLE", "STEP", "StreamDecoder", "stream_coding"]
 
 # x-gzip is gzip's old name (RFC 9110 §8.4.1.3), which mitmproxy decodes as gzip too.
 READABLE = ("gzip", "x-gzip", "deflate")
+# What a user can do about a compressed stream: mitmproxy's anticomp option sets every
+# request's Accept-Encoding to identity, so that providers answer uncompressed.
+ASK_UNCOMPRESSED = "mitmproxy's --set anticomp=true asks providers for uncompressed answers"
 # Decoded bytes per step: a small body that expands a thousandfold is read a step at a time.
 STEP = 64 * 1024
 _GZIP_WBITS = 16 + zlib.MAX_WBITS

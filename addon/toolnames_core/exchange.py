@@ -30,6 +30,7 @@ from toolnames_core import request_checks
 from toolnames_core import response_checks
 from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
+from toolnames_core.encodings import ASK_UNCOMPRESSED
 from toolnames_core.encodings import stream_coding
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
@@ -237,7 +238,7 @@ class Exchange:
                     "",
                     name,
                     f"was not given back in the answer, which came compressed with {coding}: "
-                    f"the app got calls to {quote_name(alias)}",
+                    f"the app got calls to {quote_name(alias)} ({ASK_UNCOMPRESSED})",
                 )
                 for alias, name in self.restorer.aliases.items()
             ]

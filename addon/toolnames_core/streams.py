@@ -15,6 +15,7 @@ from collections.abc import Callable
 from collections.abc import Iterator
 
 from toolnames_core import codes
+from toolnames_core.encodings import ASK_UNCOMPRESSED
 from toolnames_core.encodings import READABLE
 from toolnames_core.encodings import StreamDecoder
 from toolnames_core.model import Finding
@@ -370,7 +371,10 @@ class StreamTap:
     def unreadable(self) -> str | None:
         """Why the stream could not be read at all, or from some point on; None if it was."""
         if self.coding is not None and self.content is None:
-            return f"the stream is compressed with {self.coding}; toolnames cannot read it"
+            return (
+                f"the stream is compressed with {self.coding}; toolnames cannot read it "
+                f"({ASK_UNCOMPRESSED})"
+            )
         if self.content is not None and self.content.failure:
             return f"toolnames stopped reading the stream: {self.content.failure}"
         return None

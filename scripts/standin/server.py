@@ -12,7 +12,8 @@ tool names like the real providers do and answers deterministically:
 Other request headers: ``x-standin-delay-ms: N`` sleeps N ms between stream
 events; ``x-standin-break-after: K`` drops the connection after K stream events;
 ``x-standin-encoding: gzip|deflate|br`` compresses a stream, each event flushed as it
-goes (br needs the brotli module, which mitmproxy depends on); ``x-standin-hold: TOKEN`` sends the first stream event, then waits (up to 30 s)
+goes, if the request's Accept-Encoding admits that coding, as a real server negotiates (br
+needs the brotli module, which mitmproxy depends on); ``x-standin-hold: TOKEN`` sends the first stream event, then waits (up to 30 s)
 until ``provider.release(TOKEN)`` or ``POST /_standin/release/TOKEN``, so a test
 can prove a chunk reached the client before the provider finished, without a timer.
 Each recorded request also keeps the ``response_body`` bytes the stand-in sent.
@@ -53,6 +54,7 @@ __all__ = [
     "INTROSPECT_REQUESTS",
     "INTROSPECT_RESET",
     "StandinProvider",
+    "accepts_coding",
     "main",
 ]
 
@@ -258,6 +260,8 @@ class _Handler(BaseHTTPRequestHandler):
         break_after = self._header_int("x-standin-break-after")
         hold = self.headers.get("x-standin-hold")
         encoding = self.headers.get("x-standin-encoding")
+        if encoding and not accepts_coding(self.headers.get("accept-encoding", ""), encoding):
+            encoding = None  # a server never sends a coding the client did not ask for
         compress = _stream_compressor(encoding) if encoding else None
         self.send_response(200)
         self.send_header("Content-Type", content_type)
@@ -289,6 +293,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.record["response_body"] += end
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+def accepts_coding(accept_encoding: str, coding: str) -> bool:
+    """Whether an Accept-Encoding value admits ``coding`` (RFC 9110 §12.5.3; q=0 refuses)."""
+    for item in accept_encoding.split(","):
+        name, _, params = item.strip().partition(";")
+        if name.strip().lower() in (coding, "*"):
+            q = params.strip().lower().removeprefix("q=")
+            return not (params and q.replace(".", "").strip("0") == "")
+    return False
 
 
 def _stream_compressor(encoding: str):

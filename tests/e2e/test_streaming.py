@@ -79,6 +79,9 @@ STREAMS = {
 def open_stream(proxy_url: str, path: str, body: dict, headers: dict) -> http.client.HTTPResponse:
     target = urlsplit(proxy_url)
     conn = http.client.HTTPConnection(target.hostname, target.port, timeout=CLIENT_TIMEOUT)
+    # What the SDKs accept (httpx, with brotli and zstandard installed): the stand-in compresses
+    # only what the client accepts.
+    headers = {"accept-encoding": "gzip, deflate, br, zstd", **headers}
     conn.request(
         "POST", path, json.dumps(body).encode(), {"content-type": "application/json", **headers}
     )
@@ -275,3 +278,28 @@ def test_fix_mode_leaves_a_compressed_stream_as_sent_and_says_the_names_were_not
     assert "response-unknown-tool" in [f["code"] for f in meta["findings"]]
     line = proxy.wait_for_log("not fixed: 'github.create_issue' was not given back")
     assert "Traceback" not in line
+
+
+def test_fix_mode_with_anticomp_gets_an_uncompressed_stream_and_gives_every_name_back(
+    mitmdump, mitmdump_binary, standin
+):
+    # What the decline above advises: mitmproxy's anticomp asks the provider for identity.
+    from toolnames_core.aliases import alias_for
+    from toolnames_core.rules import RULES
+
+    proxy = mitmdump(
+        "--set", "toolnames_mode=fix", "--set", "anticomp=true", binary=mitmdump_binary
+    )
+    path, body = STREAMS["openai-chat"]
+    tool = {"type": "function", "function": {"name": "github.create_issue", "parameters": {}}}
+    body = {**body, "tools": [tool]}
+    alias = alias_for("github.create_issue", RULES["openai"])
+    headers = {"x-standin-call": alias, "x-standin-encoding": "gzip"}
+    response = open_stream(proxy.url, path, body, headers)
+    assert response.getheader("content-encoding") is None
+    received = read_all(response)
+    sent = {name.lower(): value for name, value in standin.requests[-1]["headers"]}
+    assert sent["accept-encoding"] == "identity"
+    assert b"github.create_issue" in received and alias.encode() not in received
+    line = proxy.wait_for_log("restored 1 name(s) in the answer")
+    assert "not fixed" not in line and "Traceback" not in proxy.log_text()

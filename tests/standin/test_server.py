@@ -17,6 +17,7 @@ import urllib.request
 import pytest
 
 from standin import StandinProvider
+from standin.server import accepts_coding
 from tests.standin.wire import ANTHROPIC
 from tests.standin.wire import CHAT
 from tests.standin.wire import anthropic_request
@@ -142,3 +143,21 @@ def test_a_provider_that_records_nothing_still_answers_for_load_runs():
         assert status == 200
         assert answer["choices"][0]["message"]["role"] == "assistant"
         assert quiet.requests == []
+
+
+@pytest.mark.parametrize(
+    "accept,coding,admitted",
+    [
+        ("gzip, deflate, br, zstd", "gzip", True),
+        ("gzip, deflate, br, zstd", "br", True),
+        ("identity", "gzip", False),
+        ("", "gzip", False),
+        ("GZIP;q=0.5", "gzip", True),
+        ("gzip;q=0", "gzip", False),
+        ("gzip;q=0.000", "gzip", False),
+        ("*", "br", True),
+        ("deflate", "gzip", False),
+    ],
+)
+def test_a_stream_is_compressed_only_with_a_coding_the_client_accepts(accept, coding, admitted):
+    assert accepts_coding(accept, coding) is admitted
