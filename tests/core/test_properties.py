@@ -17,17 +17,13 @@ response bodies and streams are arbitrary bytes, cut anywhere. The properties:
 
 import asyncio
 import contextlib
-import copy
 import json
-import os
 import struct
 import zlib
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck
 from hypothesis import given
-from hypothesis import settings
 from hypothesis import strategies as st
 from mitmproxy import http
 from mitmproxy.flow import Error
@@ -35,11 +31,23 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 from harness.inprocess import running
-from standin import formats as standin_formats
-from tests.testkit import SDK_DIR
 from tests.testkit import aws_event
 from tests.testkit import exchange_for
 from tests.testkit import judge
+from tests.testkit.arbitrary import APIS
+from tests.testkit.arbitrary import CONTENT_TYPES
+from tests.testkit.arbitrary import EVENTS
+from tests.testkit.arbitrary import FAST
+from tests.testkit.arbitrary import PATHS
+from tests.testkit.arbitrary import REQUEST_SEEDS
+from tests.testkit.arbitrary import REQUESTS
+from tests.testkit.arbitrary import RESPONSES
+from tests.testkit.arbitrary import SDK_FIXTURES
+from tests.testkit.arbitrary import STREAMING_APIS
+from tests.testkit.arbitrary import any_text
+from tests.testkit.arbitrary import cut
+from tests.testkit.arbitrary import examples
+from tests.testkit.arbitrary import response_bodies
 from toolnames_core import bodies
 from toolnames_core import endpoints
 from toolnames_core import readers
@@ -54,336 +62,6 @@ from toolnames_core.streams import EventDecoder
 from toolnames_core.streams import SseFramer
 from toolnames_mitm import deferral
 
-APIS = sorted(FORMATS)
-STREAMING_APIS = sorted(api for api, fmt in FORMATS.items() if fmt.stream_collector)
-
-# Paths that reach each API; a format added later is found here by endpoints.detect_api, or its
-# addon-level property is skipped with a message saying which path to add.
-CANDIDATE_PATHS = (
-    "/v1/chat/completions",
-    "/v1/responses",
-    "/v1/messages",
-    "/v1beta/models/gemini-2.5-flash:generateContent",
-    "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
-    "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
-    "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream",
-)
-PATHS: dict[str, list[str]] = {}
-for _path in CANDIDATE_PATHS:
-    _api = endpoints.detect_api("POST", _path)
-    if _api is not None:
-        PATHS.setdefault(_api, []).append(_path)
-
-STREAM_TYPES = ("text/event-stream", "application/vnd.amazon.eventstream")
-CONTENT_TYPES = ("application/json", *STREAM_TYPES, "text/plain", "")
-
-# Keys and string values the adapters and collectors look for, so that generated objects
-# often take their deeper branches instead of stopping at the first type check.
-TOOLISH_KEYS = (
-    "tools",
-    "tool_choice",
-    "messages",
-    "contents",
-    "toolConfig",
-    "tool_config",
-    "input",
-    "functions",
-    "function_call",
-    "stream",
-    "system",
-    "type",
-    "function",
-    "custom",
-    "name",
-    "namespace",
-    "role",
-    "content",
-    "parts",
-    "functionCall",
-    "function_call",
-    "functionDeclarations",
-    "function_declarations",
-    "functionCallingConfig",
-    "function_calling_config",
-    "allowedFunctionNames",
-    "allowed_function_names",
-    "mode",
-    "allowed_tools",
-    "toolSpec",
-    "toolUse",
-    "tool_use",
-    "toolChoice",
-    "tool",
-    "auto",
-    "any",
-    "tool_calls",
-    "arguments",
-    "recipient_name",
-    "tool_uses",
-    "index",
-    "delta",
-    "choices",
-    "message",
-    "candidates",
-    "output",
-    "item",
-    "content_block",
-    "contentBlockStart",
-    "start",
-    "additional_tools",
-    "server_label",
-    "call_id",
-    "id",
-)
-TOOLISH_STRINGS = (
-    "function",
-    "custom",
-    "tool",
-    "tool_use",
-    "auto",
-    "any",
-    "none",
-    "required",
-    "AUTO",
-    "ANY",
-    "NONE",
-    "VALIDATED",
-    "assistant",
-    "user",
-    "model",
-    "allowed_tools",
-    "function_call",
-    "custom_tool_call",
-    "function_call_output",
-    "content_block_start",
-    "response.output_item.added",
-    "multi_tool_use.parallel",
-    "functions.search_web",
-    "search.web",
-    "search_web",
-    "web_search_preview",
-    "mcp",
-    "namespace",
-    "",
-)
-
-# Strings of every kind: lone surrogates included (JSON can carry them as \ud800 escapes).
-any_text = st.text(st.characters(exclude_categories=()), max_size=12)
-names = st.one_of(st.sampled_from(TOOLISH_STRINGS), any_text)
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.integers(min_value=-(10**300), max_value=10**300),
-    st.floats(allow_nan=True, allow_infinity=True),
-    names,
-)
-json_values = st.recursive(
-    scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4),
-        st.dictionaries(st.one_of(st.sampled_from(TOOLISH_KEYS), any_text), children, max_size=5),
-    ),
-    max_leaves=25,
-)
-toolish_objects = st.dictionaries(st.sampled_from(TOOLISH_KEYS), json_values, max_size=6)
-
-# Bodies no generator is likely to hit, each of which once needed care somewhere.
-NASTY_BODIES = (
-    b"",
-    b"{",
-    b"null",
-    b"[]",
-    b'"tools"',
-    b"\xef\xbb\xbf{}",  # a UTF-8 byte order mark
-    b'{"tools": NaN, "tool_choice": -Infinity}',
-    b'{"tools": [' + b"9" * 5000 + b"]}",  # past the int-to-str digit limit
-    b'{"tools": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
-    b'{"messages": ' + b"[" * 2_000 + b"]" * 2_000 + b', "tools": []}',
-    b'{"tools": [], "tools": {}}',
-    b'{"tools": [{"type": "function", "function": {"name": "\\ud800"}}]}',
-    b'{"tools": [{"type": "function", "function": {"name": "a\\u0000b"}}]}',
-    '{"tools": [{"name": "caf\u00e9"}]}'.encode("utf-16"),
-    b'{"tools": [{"name": "\xff\xfe"}]}',  # not UTF-8
-)
-
-
-def encode(value: object, ascii_only: bool) -> bytes:
-    text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=True)
-    # Lone surrogates cannot be UTF-8: sent raw, they make a body that is not UTF-8.
-    return text.encode("utf-8", "surrogatepass")
-
-
-request_bodies = st.one_of(
-    st.builds(encode, json_values, st.booleans()),
-    st.builds(encode, toolish_objects, st.booleans()),
-    st.binary(max_size=300),
-    st.sampled_from(NASTY_BODIES),
-)
-
-
-@st.composite
-def cut(draw, data: bytes) -> list[bytes]:
-    """``data`` cut at arbitrary offsets (empty pieces included)."""
-    offsets = sorted(draw(st.lists(st.integers(0, len(data)), max_size=8)))
-    pieces, start = [], 0
-    for offset in offsets:
-        pieces.append(data[start:offset])
-        start = offset
-    return [*pieces, data[start:]]
-
-
-def sse_bytes(value: object, newline: bytes) -> bytes:
-    return b"data: " + encode(value, True) + newline + newline
-
-
-@st.composite
-def response_bodies(draw) -> bytes:
-    """Arbitrary bytes, or streams that are nearly right: events with arbitrary payloads."""
-    kind = draw(st.sampled_from(("bytes", "json", "sse", "aws", "aws-corrupt")))
-    if kind == "bytes":
-        return draw(st.binary(max_size=400))
-    if kind == "json":
-        return encode(draw(st.one_of(json_values, toolish_objects)), draw(st.booleans()))
-    events = draw(st.lists(st.one_of(toolish_objects, json_values), max_size=5))
-    if kind == "sse":
-        newline = draw(st.sampled_from((b"\n", b"\r\n", b"\r")))
-        noise = draw(st.sampled_from((b"", b": ping\n\n", b"event: x\n", b"data: [DONE]\n\n")))
-        return noise + b"".join(sse_bytes(e, newline) for e in events)
-    raw = b"".join(
-        aws_event(
-            draw(st.sampled_from(("messageStart", "contentBlockStart", "contentBlockDelta", "x"))),
-            e if isinstance(e, dict) else {"value": e},
-        )
-        for e in events
-        if _aws_encodable(e)
-    )
-    if kind == "aws-corrupt" and raw:
-        at = draw(st.integers(0, len(raw) - 1))
-        raw = raw[:at] + bytes([raw[at] ^ draw(st.integers(1, 255))]) + raw[at + 1 :]
-    return raw
-
-
-def _aws_encodable(value: object) -> bool:
-    # streamkit writes JSON with json.dumps: lone surrogates are fine there, NaN too.
-    try:
-        json.dumps(value).encode()
-    except (ValueError, UnicodeEncodeError):
-        return False
-    return True
-
-
-# --- seeds: real bodies and events, mutated -----------------------------------------------------------
-#
-# Arbitrary values rarely get past an adapter's first type check. Real request bodies (the SDK
-# fixtures) and real stream events (the stand-in provider's, for the same requests), with a few
-# subtrees replaced by arbitrary values, reach every branch with a wrong type at every depth.
-
-SDK_FIXTURES = SDK_DIR
-
-
-def _seeds() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, list[bytes]]]:
-    requests: dict[str, list[dict]] = {api: [] for api in APIS}
-    events: dict[str, list[dict]] = {api: [] for api in APIS}
-    responses: dict[str, list[bytes]] = {api: [] for api in APIS}
-    for fixture in sorted(SDK_FIXTURES.glob("*.json")):
-        try:
-            case = json.loads(fixture.read_text())
-            api = endpoints.detect_api("POST", case["path"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        if api not in requests or not isinstance(case.get("body"), dict):
-            continue
-        requests[api].append(case["body"])
-        found = standin_formats.route(case["path"])
-        if found is None:
-            continue
-        fmt = found.format
-        try:
-            turn = fmt.decide(case["body"], case["path"], b"", "search_web,drop_tables")
-            stream = b"".join(fmt.events(turn, case["body"], "alt=sse"))
-            responses[api] += [stream, json.dumps(fmt.render(turn, case["body"])).encode()]
-        except Exception:  # noqa: BLE001 (the stand-in does not speak this format: no seeds)
-            continue
-        decoder = EventDecoder(FORMATS[api].stream_framing)
-        events[api] += [*decoder.feed(stream), *decoder.close()]
-    return requests, events, responses
-
-
-REQUEST_SEEDS, EVENT_SEEDS, RESPONSE_SEEDS = _seeds()
-
-
-def _paths(value: object, prefix: tuple = ()):
-    yield prefix
-    if isinstance(value, dict):
-        for key, child in value.items():
-            yield from _paths(child, (*prefix, key))
-    elif isinstance(value, list):
-        for i, child in enumerate(value):
-            yield from _paths(child, (*prefix, i))
-
-
-def _replaced(value: object, path: tuple, new: object) -> object:
-    if not path:
-        return new
-    parent = value
-    for key in path[:-1]:
-        parent = parent[key]
-    parent[path[-1]] = new
-    return value
-
-
-@st.composite
-def mutants(draw, seeds: list) -> object:
-    """A seed with one to three subtrees replaced by arbitrary JSON values."""
-    value = copy.deepcopy(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(list(_paths(value))))
-        value = _replaced(value, path, draw(json_values))
-    return value
-
-
-def _requests(api: str) -> st.SearchStrategy[bytes]:
-    options = [request_bodies]
-    if REQUEST_SEEDS[api]:
-        options.append(st.builds(encode, mutants(REQUEST_SEEDS[api]), st.booleans()))
-        options.append(st.builds(encode, st.sampled_from(REQUEST_SEEDS[api]), st.booleans()))
-    return st.one_of(options)
-
-
-def _events(api: str) -> st.SearchStrategy[dict]:
-    options = [toolish_objects, st.dictionaries(any_text, json_values, max_size=4)]
-    if EVENT_SEEDS[api]:
-        options.append(mutants(EVENT_SEEDS[api]).filter(lambda e: isinstance(e, dict)))
-    return st.one_of(options)
-
-
-@st.composite
-def _responses(draw, api: str) -> bytes:
-    """Generic response bytes, or this format's real streams and bodies, mutated or whole."""
-    kind = draw(st.sampled_from(("generic", "events", "seed")))
-    if kind == "generic" or not EVENT_SEEDS[api]:
-        return draw(response_bodies())
-    if kind == "events":
-        events = draw(st.lists(_events(api), max_size=8))
-        if FORMATS[api].stream_framing == "aws-eventstream":
-            return b"".join(
-                aws_event(*next(iter(e.items()))) if len(e) == 1 else aws_event("x", e)
-                for e in events
-                if _aws_encodable(e)
-            )
-        return b"".join(sse_bytes(e, b"\n") for e in events)
-    raw = draw(st.sampled_from(RESPONSE_SEEDS[api]))
-    if raw and draw(st.booleans()):
-        at = draw(st.integers(0, len(raw) - 1))
-        raw = raw[:at] + draw(st.binary(max_size=3)) + raw[at + 1 :]
-    return raw
-
-
-REQUESTS = {api: _requests(api) for api in APIS}
-EVENTS = {api: _events(api) for api in APIS}
-RESPONSES = {api: _responses(api) for api in APIS}
-
 
 def test_every_format_with_sdk_fixtures_has_request_seeds():
     # Seeds make the properties reach deep; a fixture this test cannot read would go unnoticed.
@@ -391,22 +69,6 @@ def test_every_format_with_sdk_fixtures_has_request_seeds():
     for fixture in SDK_FIXTURES.glob("*.json"):
         fixture_apis.add(endpoints.detect_api("POST", json.loads(fixture.read_text())["path"]))
     assert {api for api in APIS if REQUEST_SEEDS[api]} == fixture_apis & set(APIS)
-
-
-# Sized for the normal suite (a few seconds per format); TOOLNAMES_PROPERTY_SCALE=20 digs deeper.
-SCALE = max(1, int(os.environ.get("TOOLNAMES_PROPERTY_SCALE", "1")))
-
-
-def examples(n: int, **kwargs) -> settings:
-    return settings(
-        max_examples=n * SCALE,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        **kwargs,
-    )
-
-
-FAST = examples(30)
 
 
 # --- the pure core ----------------------------------------------------------------------------------

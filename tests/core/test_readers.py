@@ -14,21 +14,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.core.test_properties import APIS
-from tests.core.test_properties import CONTENT_TYPES
-from tests.core.test_properties import EVENT_SEEDS
-from tests.core.test_properties import EVENTS
-from tests.core.test_properties import REQUEST_SEEDS
-from tests.core.test_properties import REQUESTS
-from tests.core.test_properties import RESPONSE_SEEDS
-from tests.core.test_properties import RESPONSES
-from tests.core.test_properties import STREAMING_APIS
-from tests.core.test_properties import TOOLISH_KEYS
-from tests.core.test_properties import cut
-from tests.core.test_properties import encode
-from tests.core.test_properties import examples
-from tests.core.test_properties import json_values
 from tests.testkit import SDK_DIR
+from tests.testkit.arbitrary import APIS
+from tests.testkit.arbitrary import CONTENT_TYPES
+from tests.testkit.arbitrary import EVENT_SEEDS
+from tests.testkit.arbitrary import EVENTS
+from tests.testkit.arbitrary import REQUEST_SEEDS
+from tests.testkit.arbitrary import REQUESTS
+from tests.testkit.arbitrary import RESPONSE_SEEDS
+from tests.testkit.arbitrary import RESPONSES
+from tests.testkit.arbitrary import STREAMING_APIS
+from tests.testkit.arbitrary import TOOLISH_KEYS
+from tests.testkit.arbitrary import cut
+from tests.testkit.arbitrary import encode
+from tests.testkit.arbitrary import examples
+from tests.testkit.arbitrary import json_values
 from toolnames_core import endpoints
 from toolnames_core import readers
 from toolnames_core.exchange import Exchange

@@ -9,6 +9,8 @@ strategies      hypothesis strategies for whatever JSON
 streams         raw streamed bodies (SSE, AWS event streams)
 e2e             mitmdump's log, plain HTTP past any proxy, saved flows read back
 scan            scripts/scan as the tests run it, and traffic to feed it
+arbitrary       every format's bodies, answers and events for the property tests (imported
+                from tests.testkit.arbitrary: its names are not re-exported here)
 """
 
 from tests.testkit.core import cells
