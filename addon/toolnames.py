@@ -254,6 +254,10 @@ class ToolNames:
         )
         if exchange.new_body is not None:
             flow.request.content = exchange.new_body
+            # The answer's names go back to the app: it must come uncompressed (exchange.py).
+            accept = exchange.answer_encoding(flow.request.headers.get("accept-encoding", ""))
+            if accept is not None:
+                flow.request.headers["accept-encoding"] = accept
         elif mode == "block" and mutable and exchange.errors:
             status, headers, body = exchange.block_response()
             flow.response = http.Response.make(status, body, headers)

@@ -1311,6 +1311,43 @@ ALIAS = (
 )
 
 
+@pytest.mark.parametrize("accepted", ["gzip, deflate, br, zstd", "br", None])
+def test_fix_mode_asks_for_an_uncompressed_answer_when_it_renames(accepted):
+    # A compressed stream cannot have its names given back without re-compressing it; no
+    # Accept-Encoding at all admits any coding, so it is set then too.
+    tn = toolnames.ToolNames()
+    with taddons.context(tn) as tctx:
+        tctx.configure(tn, toolnames_mode="fix")
+        body = {"messages": [], "tools": [fn("github.create_issue")]}
+        f = tflow.tflow(req=tutils.treq(method=b"POST", path=b"/v1/chat/completions"))
+        f.request.content = json.dumps(body).encode()
+        if accepted is None:
+            f.request.headers.pop("accept-encoding", None)
+        else:
+            f.request.headers["accept-encoding"] = accepted
+        f.live = True
+        tn.request(f)
+    assert f.request.headers["accept-encoding"] == "identity"
+    meta = f.metadata["toolnames"]
+    assert meta["accept_encoding"] == {"from": accepted or "", "to": "identity"}
+    assert f.comment.endswith("; asked for an uncompressed answer")
+    assert FlowRecord.from_metadata(meta).accept_encoding_sent == (accepted or "")
+
+
+@pytest.mark.parametrize("mode,body", [("observe", None), ("fix", "choice only")])
+def test_the_accept_encoding_is_left_alone_unless_names_must_come_back(mode, body):
+    # Observe mode changes nothing; a fix of the choice alone gives no name back.
+    tn = toolnames.ToolNames()
+    with taddons.context(tn) as tctx:
+        tctx.configure(tn, toolnames_mode=mode)
+        f = chat_flow(MASTRA)
+        f.request.headers["accept-encoding"] = "gzip, br"
+        tn.request(f)
+        tn.response(provider_error(f))
+    assert f.request.headers["accept-encoding"] == "gzip, br"
+    assert "accept_encoding" not in f.metadata["toolnames"]
+
+
 @pytest.mark.parametrize("chunk", [0, 1, 7, 1000])
 def test_fix_mode_sends_aliases_and_the_app_gets_its_own_names_back(chunk):
     tn = toolnames.ToolNames()

@@ -30,7 +30,6 @@ from toolnames_core import request_checks
 from toolnames_core import response_checks
 from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
-from toolnames_core.encodings import ASK_UNCOMPRESSED
 from toolnames_core.encodings import stream_coding
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import BlockResponse
@@ -74,6 +73,7 @@ class Exchange:
         "blocked",
         "response_checked",
         "restorer",
+        "accept_encoding_sent",
         "response_calls",
         "response_findings",
         "rejections",
@@ -102,6 +102,9 @@ class Exchange:
         self.new_body: bytes | None = None
         # Fix mode's aliases, to put the app's names back into the answer.
         self.restorer: Restorer | None = None
+        # The client's Accept-Encoding ("" if it sent none) when fix mode asked for an
+        # uncompressed answer instead; None when it left the header alone.
+        self.accept_encoding_sent: str | None = None
         # The answer is toolnames' own: nothing of the provider's to check.
         self.blocked = False
         self.response_checked = False
@@ -215,6 +218,17 @@ class Exchange:
 
     # -- the answer --------------------------------------------------------------------
 
+    def answer_encoding(self, accept_encoding: str) -> str | None:
+        """The Accept-Encoding to send instead of the client's (``""``: it sent none), or None
+        to leave it. Fix mode gives names back in the answer: a whole body mitmproxy decodes
+        and encodes again, but a compressed stream would have to be re-compressed on the fly,
+        so a request whose names were aliased asks for an uncompressed answer (identity). No
+        Accept-Encoding at all admits every coding (RFC 9110 §12.5.3), so it is set then too."""
+        if self.restorer is None or accept_encoding.strip().lower() == "identity":
+            return None
+        self.accept_encoding_sent = accept_encoding
+        return "identity"
+
     def restore(self, content: bytes) -> bytes | None:
         """The answer with the app's names back in place of fix mode's aliases; None when
         nothing in it was renamed."""
@@ -237,8 +251,9 @@ class Exchange:
                 SkippedFix(
                     "",
                     name,
-                    f"was not given back in the answer, which came compressed with {coding}: "
-                    f"the app got calls to {quote_name(alias)} ({ASK_UNCOMPRESSED})",
+                    f"was not given back in the answer, which came compressed with {coding} "
+                    "although the request asked for an uncompressed one: the app got calls "
+                    f"to {quote_name(alias)}",
                 )
                 for alias, name in self.restorer.aliases.items()
             ]

@@ -94,6 +94,8 @@ class FlowRecord:
     rejections: list[RecordedRejection] = field(default_factory=list)
     # The client that sent the request, as its headers tell (clients.py); None if they don't.
     client: str | None = None
+    # The client's Accept-Encoding ("" for none) when fix mode asked for identity instead.
+    accept_encoding_sent: str | None = None
 
     @classmethod
     def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
@@ -112,6 +114,7 @@ class FlowRecord:
                 for r in exchange.rejections
             ],
             client=client,
+            accept_encoding_sent=exchange.accept_encoding_sent,
         )
 
     @classmethod
@@ -152,6 +155,8 @@ class FlowRecord:
             meta["rejected"] = [r.to_dict() for r in self.rejections]
         if self.client:
             meta["client"] = self.client
+        if self.accept_encoding_sent is not None:
+            meta["accept_encoding"] = {"from": self.accept_encoding_sent, "to": "identity"}
         return storable(meta)
 
     @classmethod
@@ -178,6 +183,8 @@ class FlowRecord:
         )
         if None in rejections:
             return None
+        encoding = meta.get("accept_encoding")
+        sent = encoding.get("from") if isinstance(encoding, dict) else None
         return cls(
             *head,
             findings=[
@@ -203,6 +210,7 @@ class FlowRecord:
             saved=meta.get("saved") is True,
             rejections=rejections,
             client=meta["client"] if isinstance(meta.get("client"), str) else None,
+            accept_encoding_sent=sent if isinstance(sent, str) else None,
         )
 
     # -- what it shows -------------------------------------------------------------------
@@ -278,6 +286,8 @@ class FlowRecord:
             parts.append("renamed " + ", ".join(shown) + more)
         if self.restored:
             parts.append(f"restored {self.restored} name(s) in the answer")
+        if self.accept_encoding_sent is not None:
+            parts.append("asked for an uncompressed answer")
         return "; ".join(parts)
 
 

@@ -148,3 +148,25 @@ def test_a_recording_without_the_answers_body_is_not_a_clean_answer():
     (finding,) = exchange.response_findings
     assert finding.code == "response-unreadable"
     assert "store_streamed_bodies" in finding.message
+
+
+def _renamed(fix: bool) -> Exchange:
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "github.x"}}]}
+    exchange = Exchange("openai-chat", "openai")
+    exchange.check_request(json.dumps(body).encode(), fix=fix)
+    return exchange
+
+
+@pytest.mark.parametrize("accepted", ["gzip, deflate, br, zstd", "br", "", " IDENTITY "])
+def test_an_answer_whose_names_come_back_is_asked_for_uncompressed(accepted):
+    exchange = _renamed(fix=True)
+    assert exchange.restorer is not None
+    wanted = None if accepted.strip().lower() == "identity" else "identity"
+    assert exchange.answer_encoding(accepted) == wanted
+    assert exchange.accept_encoding_sent == (None if wanted is None else accepted)
+
+
+def test_an_answer_with_no_names_to_give_back_keeps_its_encoding():
+    exchange = _renamed(fix=False)  # observed: nothing renamed, nothing to restore
+    assert exchange.answer_encoding("gzip") is None
+    assert exchange.accept_encoding_sent is None

@@ -182,9 +182,8 @@ def test_fix_mode_declines_to_restore_names_in_a_compressed_stream_and_records_w
     (skipped,) = exchange.fix_skipped
     assert skipped.name == "github.create_issue"
     assert skipped.reason == (
-        f"was not given back in the answer, which came compressed with gzip: "
-        f"the app got calls to '{alias}' (mitmproxy's --set anticomp=true asks providers for "
-        "uncompressed answers)"
+        "was not given back in the answer, which came compressed with gzip although the "
+        f"request asked for an uncompressed one: the app got calls to '{alias}'"
     )
     # Judged as the app got it: a call to a tool it never offered.
     found = exchange.check_stream(200, tap, complete=True)

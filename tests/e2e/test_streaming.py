@@ -249,9 +249,11 @@ def test_a_stream_compressed_with_br_is_reported_unread_and_forwarded_unchanged(
     assert "Traceback" not in proxy.log_text()
 
 
-def test_fix_mode_leaves_a_compressed_stream_as_sent_and_says_the_names_were_not_given_back(
+def test_fix_mode_asks_for_an_uncompressed_stream_and_gives_every_name_back(
     mitmdump, mitmdump_binary, standin, tmp_path
 ):
+    # The client accepts gzip, and the provider would compress its stream: fix mode, which
+    # must give the names back, asks for identity instead (exchange.answer_encoding).
     from toolnames_core.aliases import alias_for
     from toolnames_core.rules import RULES
 
@@ -266,40 +268,30 @@ def test_fix_mode_leaves_a_compressed_stream_as_sent_and_says_the_names_were_not
     # The model calls the tool by the name the provider was sent: the alias.
     headers = {"x-standin-call": alias, "x-standin-encoding": "gzip"}
     response = open_stream(proxy.url, path, body, headers)
-    received = read_all(response)
-    assert received == standin.requests[-1]["response_body"]  # never re-encoded, never corrupt
-
-    (flow,) = wait_for_flows(saved, 1)
-    meta = flow.metadata["toolnames"]
-    (skipped,) = meta["fix_skipped"]
-    assert skipped["name"] == "github.create_issue"
-    assert "compressed with gzip" in skipped["reason"] and alias in skipped["reason"]
-    # The app got a call to the alias, a tool it never offered.
-    assert "response-unknown-tool" in [f["code"] for f in meta["findings"]]
-    line = proxy.wait_for_log("not fixed: 'github.create_issue' was not given back")
-    assert "Traceback" not in line
-
-
-def test_fix_mode_with_anticomp_gets_an_uncompressed_stream_and_gives_every_name_back(
-    mitmdump, mitmdump_binary, standin
-):
-    # What the decline above advises: mitmproxy's anticomp asks the provider for identity.
-    from toolnames_core.aliases import alias_for
-    from toolnames_core.rules import RULES
-
-    proxy = mitmdump(
-        "--set", "toolnames_mode=fix", "--set", "anticomp=true", binary=mitmdump_binary
-    )
-    path, body = STREAMS["openai-chat"]
-    tool = {"type": "function", "function": {"name": "github.create_issue", "parameters": {}}}
-    body = {**body, "tools": [tool]}
-    alias = alias_for("github.create_issue", RULES["openai"])
-    headers = {"x-standin-call": alias, "x-standin-encoding": "gzip"}
-    response = open_stream(proxy.url, path, body, headers)
     assert response.getheader("content-encoding") is None
     received = read_all(response)
     sent = {name.lower(): value for name, value in standin.requests[-1]["headers"]}
     assert sent["accept-encoding"] == "identity"
     assert b"github.create_issue" in received and alias.encode() not in received
-    line = proxy.wait_for_log("restored 1 name(s) in the answer")
-    assert "not fixed" not in line and "Traceback" not in proxy.log_text()
+
+    (flow,) = wait_for_flows(saved, 1)
+    meta = flow.metadata["toolnames"]
+    assert meta["accept_encoding"] == {"from": "gzip, deflate, br, zstd", "to": "identity"}
+    assert meta["restored"] == 1 and "fix_skipped" not in meta
+    line = proxy.wait_for_log("restored 1 name(s) in the answer; asked for an uncompressed answer")
+    assert "Traceback" not in line
+
+
+def test_anticomp_lets_observe_mode_read_a_stream_the_provider_would_compress_with_br(
+    mitmdump, mitmdump_binary, standin
+):
+    # What the br finding advises: mitmproxy's anticomp asks the provider for identity, and
+    # the calls in the stream are read (here a call to a tool never offered).
+    proxy = mitmdump("--set", "anticomp=true", binary=mitmdump_binary)
+    path, body = STREAMS["openai-chat"]
+    headers = {"x-standin-call": "delete_everything", "x-standin-encoding": "br"}
+    response = open_stream(proxy.url, path, body, headers)
+    assert response.getheader("content-encoding") is None
+    read_all(response)
+    line = proxy.wait_for_log("response-unknown-tool")
+    assert "response-unreadable" not in proxy.log_text() and "Traceback" not in line
