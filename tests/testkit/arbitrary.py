@@ -44,6 +44,8 @@ __all__ = [
     "json_values",
     "mutants",
     "names",
+    "places",
+    "replaced",
     "request_bodies",
     "response_bodies",
     "scalars",
@@ -310,17 +312,19 @@ def _seeds() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, li
 REQUEST_SEEDS, EVENT_SEEDS, RESPONSE_SEEDS = _seeds()
 
 
-def _paths(value: object, prefix: tuple = ()):
+def places(value: object, prefix: tuple = ()):
+    """Every path in a JSON value, the value's own () first."""
     yield prefix
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _paths(child, (*prefix, key))
+            yield from places(child, (*prefix, key))
     elif isinstance(value, list):
         for i, child in enumerate(value):
-            yield from _paths(child, (*prefix, i))
+            yield from places(child, (*prefix, i))
 
 
-def _replaced(value: object, path: tuple, new: object) -> object:
+def replaced(value: object, path: tuple, new: object) -> object:
+    """``value`` (changed in place) with ``new`` at ``path``; ``new`` itself for ()."""
     if not path:
         return new
     parent = value
@@ -335,8 +339,8 @@ def mutants(draw, seeds: list) -> object:
     """A seed with one to three subtrees replaced by arbitrary JSON values."""
     value = copy.deepcopy(draw(st.sampled_from(seeds)))
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(list(_paths(value))))
-        value = _replaced(value, path, draw(json_values))
+        path = draw(st.sampled_from(list(places(value))))
+        value = replaced(value, path, draw(json_values))
     return value
 
 

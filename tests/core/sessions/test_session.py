@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from tests.core.sessions import shapes
 from tests.testkit import keyed_bodies
+from tests.testkit.arbitrary import places
+from tests.testkit.arbitrary import replaced
 from toolnames_core import codes
 from toolnames_core.aliases import alias_for
 from toolnames_core.rules import RULES
@@ -476,25 +478,6 @@ def shaped() -> st.SearchStrategy[dict]:
         shapes.context_update(["a"]),
     ]
 
-    def places(value, path=()):
-        yield path
-        if isinstance(value, dict):
-            for k, v in value.items():
-                yield from places(v, (*path, k))
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                yield from places(v, (*path, i))
-
-    def put(template, path, value):
-        event = json.loads(json.dumps(template))
-        if not path:
-            return event
-        target = event
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = value
-        return event
-
     any_json = st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.just([]),
         lambda inner: (
@@ -504,7 +487,7 @@ def shaped() -> st.SearchStrategy[dict]:
     )
     return st.sampled_from(templates).flatmap(
         lambda t: st.tuples(st.sampled_from(list(places(t))), any_json).map(
-            lambda pv: put(t, pv[0], pv[1])
+            lambda pv: replaced(json.loads(json.dumps(t)), pv[0], pv[1])
         )
     )
 
