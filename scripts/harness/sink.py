@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from http import HTTPStatus
 from pathlib import Path
 
 from harness.processes import Process
@@ -32,7 +33,7 @@ UNSUPPORTED = b"HTTP/1.1 501 Not Implemented\r\ncontent-length: 0\r\nconnection:
 
 def http_answer(status: int, headers: tuple[tuple[str, str], ...], body: bytes) -> bytes:
     """A whole HTTP/1.1 answer, its Content-Length set (any given one is replaced)."""
-    lines = [f"HTTP/1.1 {status} OK"]
+    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}"]
     lines += [f"{name}: {value}" for name, value in headers if name.lower() != "content-length"]
     lines.append(f"content-length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body

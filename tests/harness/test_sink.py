@@ -10,10 +10,11 @@ from harness.sink import start_sink
 ANSWER = http_answer(200, (("content-type", "application/json"), ("x-request-id", "r1")), b"{}")
 
 
-def test_an_answer_carries_its_own_length():
+def test_an_answer_carries_its_own_length_and_reason():
     assert http_answer(200, (("content-length", "99"),), b"abc") == (
         b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc"
     )
+    assert http_answer(429, (), b"").startswith(b"HTTP/1.1 429 Too Many Requests\r\n")
 
 
 @pytest.mark.e2e  # the sink in a process of its own
