@@ -23,6 +23,7 @@ from mitmproxy.test import tutils
 import toolnames
 from harness.inprocess import running
 from tests.testkit import RESPONSES_DIR
+from tests.testkit import UNUSUAL_NAMES
 from tests.testkit import response_api
 from tests.testkit import response_body
 from toolnames_core import FlowRecord
@@ -200,17 +201,7 @@ def test_block_mode_answers_400_in_openai_error_shape_naming_the_offered_tools()
     assert f.comment.startswith("toolnames blocked: choice-not-in-tools: ")
 
 
-@pytest.mark.parametrize(
-    "name,shown,label",
-    [
-        ("search\u202eweb", r"'search\u202eweb'", "U+202E RIGHT-TO-LEFT OVERRIDE"),
-        ("search\u200bweb", r"'search\u200bweb'", "U+200B ZERO WIDTH SPACE"),
-        ("get\nweather", r"'get\nweather'", "U+000A LINE FEED"),
-        ("e\u0301cho", r"'e\u0301cho'", "U+0301 COMBINING ACUTE ACCENT"),
-        ("se\u0430rch", r"'se\u0430rch'", "U+0430 CYRILLIC SMALL LETTER A"),
-        ("nb\u00a0sp", r"'nb\u00a0sp'", "U+00A0 NO-BREAK SPACE"),
-    ],
-)
+@pytest.mark.parametrize("name,shown,label", UNUSUAL_NAMES)
 def test_a_name_is_shown_in_one_escaped_form_in_log_comment_and_block_message(
     name, shown, label, caplog
 ):

@@ -3,6 +3,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests.testkit import UNUSUAL_NAMES
 from toolnames_core.names import char_label
 from toolnames_core.names import describe_name
 from toolnames_core.names import escape_text
@@ -22,22 +23,7 @@ def test_describe_name_shows_the_value_and_its_full_length(name, expected):
     assert describe_name(name) == expected
 
 
-@pytest.mark.parametrize(
-    "name,quoted,labels",
-    [
-        # A bidi override that makes the name read 'searchbew' on screen.
-        ("search\u202eweb", r"'search\u202eweb'", "U+202E RIGHT-TO-LEFT OVERRIDE"),
-        ("search\u200bweb", r"'search\u200bweb'", "U+200B ZERO WIDTH SPACE"),
-        ("get\nweather\t", r"'get\nweather\t'", "U+000A LINE FEED, U+0009 CHARACTER TABULATION"),
-        ("e\u0301cho", r"'e\u0301cho'", "U+0301 COMBINING ACUTE ACCENT"),
-        # A Cyrillic 'а' that looks like the Latin one.
-        ("se\u0430rch", r"'se\u0430rch'", "U+0430 CYRILLIC SMALL LETTER A"),
-        ("nb\u00a0sp", r"'nb\u00a0sp'", "U+00A0 NO-BREAK SPACE"),
-        ("lone\ud800", r"'lone\ud800'", "U+D800 <lone surrogate>"),
-        ("emoji\U0001f600", r"'emoji\U0001f600'", "U+1F600 GRINNING FACE"),
-        ("c1\x85", r"'c1\u0085'", "U+0085 <control>"),
-    ],
-)
+@pytest.mark.parametrize("name,quoted,labels", UNUSUAL_NAMES)
 def test_a_name_outside_printable_ascii_is_escaped_and_each_character_named(name, quoted, labels):
     assert quote_name(name) == quoted
     assert describe_name(name) == f"{quoted} ({len(name)} chars; {labels})"

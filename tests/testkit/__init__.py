@@ -13,6 +13,7 @@ arbitrary       every format's bodies, answers and events for the property tests
                 from tests.testkit.arbitrary: its names are not re-exported here)
 """
 
+from tests.testkit.core import UNUSUAL_NAMES
 from tests.testkit.core import cells
 from tests.testkit.core import chat_answer
 from tests.testkit.core import chat_body
@@ -81,6 +82,7 @@ from tests.testkit.streams import every_split
 from tests.testkit.streams import sse
 
 __all__ = [
+    "UNUSUAL_NAMES",
     "ANSI",
     "BAD_CASE_FINDINGS",
     "DIRECT",

@@ -16,6 +16,7 @@ from toolnames_core.model import NameRef
 from toolnames_core.record import RecordedFix
 
 __all__ = [
+    "UNUSUAL_NAMES",
     "cells",
     "chat_answer",
     "chat_body",
@@ -121,3 +122,21 @@ def row_of(text: str, name: str) -> str:
 def cells(row: str) -> list[str]:
     """A row's cells: columns are at least two spaces apart."""
     return re.split(r" {2,}", row.strip())
+
+
+# Names that hide, reorder or impersonate characters, with how toolnames shows them: quoted
+# in one escaped form, each unusual character named (names.py). One table for the core's
+# own tests and the addon's log line, comment and block message.
+UNUSUAL_NAMES = [
+    # A bidi override that makes the name read 'searchbew' on screen.
+    ("search\u202eweb", r"'search\u202eweb'", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("search\u200bweb", r"'search\u200bweb'", "U+200B ZERO WIDTH SPACE"),
+    ("get\nweather\t", r"'get\nweather\t'", "U+000A LINE FEED, U+0009 CHARACTER TABULATION"),
+    ("e\u0301cho", r"'e\u0301cho'", "U+0301 COMBINING ACUTE ACCENT"),
+    # A Cyrillic 'а' that looks like the Latin one.
+    ("se\u0430rch", r"'se\u0430rch'", "U+0430 CYRILLIC SMALL LETTER A"),
+    ("nb\u00a0sp", r"'nb\u00a0sp'", "U+00A0 NO-BREAK SPACE"),
+    ("lone\ud800", r"'lone\ud800'", "U+D800 <lone surrogate>"),
+    ("emoji\U0001f600", r"'emoji\U0001f600'", "U+1F600 GRINNING FACE"),
+    ("c1\x85", r"'c1\u0085'", "U+0085 <control>"),
+]
