@@ -9,12 +9,15 @@ providers print them in their error events.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import NamedTuple
 
+from toolnames_core.formats.base import malformed
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
+from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
 
 __all__ = ["Block", "ClientMessage", "ServerMessage", "SessionProtocol"]
@@ -40,6 +43,28 @@ class ClientMessage:
     # The client's own id of this message, for an error event that answers it.
     event_id: str | None = None
     problems: list[Finding] = field(default_factory=list)
+
+    def declare_tools(self, tools: object, where: JsonPath) -> Iterator[tuple[JsonPath, dict]]:
+        """The message declares the tools of the array ``tools`` at ``where``: iterated, it
+        starts with none and yields each entry that is an object, with its path, for the
+        adapter to read; an array that is not one, or an entry that is not an object, is a
+        problem, reported in its turn among the adapter's own."""
+        self.tools = []
+        if not isinstance(tools, list):
+            self.problems.append(malformed(where, "an array", tools))
+            return
+        for i, tool in enumerate(tools):
+            if isinstance(tool, dict):
+                yield (*where, i), tool
+            else:
+                self.problems.append(malformed((*where, i), "an object", tool))
+
+    def declare(self, name: object, where: JsonPath, kind: str = "function") -> None:
+        """One tool named ``name``, whose path is ``where``, or a problem if it is no string."""
+        if isinstance(name, str):
+            self.tools.append(NameRef(name, where, kind))
+        else:
+            self.problems.append(malformed(where, "a string", name))
 
     @property
     def names_anything(self) -> bool:

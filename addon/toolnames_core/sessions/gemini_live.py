@@ -42,29 +42,18 @@ def _member(obj: dict, camel: str, snake: str) -> tuple[str, object] | None:
 
 
 def _read_tools(tools: object, where: JsonPath, message: ClientMessage) -> None:
-    message.tools = []
-    if not isinstance(tools, list):
-        message.problems.append(malformed(where, "an array", tools))
-        return
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            message.problems.append(malformed((*where, i), "an object", tool))
-            continue
+    for at, tool in message.declare_tools(tools, where):
         # A tool without declarations is a built-in (googleSearch, codeExecution): no name.
         found = _member(tool, "functionDeclarations", "function_declarations")
         if found is None:
             continue
         key, decls = found
         if not isinstance(decls, list):
-            message.problems.append(malformed((*where, i, key), "an array", decls))
+            message.problems.append(malformed((*at, key), "an array", decls))
             continue
         for j, decl in enumerate(decls):
-            at = (*where, i, key, j)
             name = decl.get("name") if isinstance(decl, dict) else None
-            if isinstance(name, str):
-                message.tools.append(NameRef(name, (*at, "name")))
-            else:
-                message.problems.append(malformed((*at, "name"), "a string", name))
+            message.declare(name, (*at, key, j, "name"))
 
 
 def _read_parts(turns: object, where: JsonPath, message: ClientMessage) -> None:

@@ -36,30 +36,14 @@ NAME = "openai-realtime"
 
 
 def _read_tools(tools: object, where: JsonPath, message: ClientMessage) -> None:
-    message.tools = []
-    if not isinstance(tools, list):
-        message.problems.append(malformed(where, "an array", tools))
-        return
-    for i, tool in enumerate(tools):
-        at = (*where, i)
-        if not isinstance(tool, dict):
-            message.problems.append(malformed(at, "an object", tool))
-            continue
+    for at, tool in message.declare_tools(tools, where):
         kind = tool.get("type", "function")
         if kind == "mcp":
             # An MCP server is offered, and chosen, by its label; its tools' names are
             # the server's own, never the function-name rule's.
-            label = tool.get("server_label")
-            if isinstance(label, str):
-                message.tools.append(NameRef(label, (*at, "server_label"), "builtin"))
-            else:
-                message.problems.append(malformed((*at, "server_label"), "a string", label))
+            message.declare(tool.get("server_label"), (*at, "server_label"), "builtin")
         elif kind == "function":
-            name = tool.get("name")
-            if isinstance(name, str):
-                message.tools.append(NameRef(name, (*at, "name")))
-            else:
-                message.problems.append(malformed((*at, "name"), "a string", name))
+            message.declare(tool.get("name"), (*at, "name"))
         else:
             message.problems.append(malformed((*at, "type"), '"function" or "mcp"', kind))
 
