@@ -126,9 +126,15 @@ def _redacted_json_text(content: bytes | None) -> bytes | None:
         return spliced.encode("utf-8")
     except (ValueError, KeyError, RecursionError):
         pass
+    # Text the splice cannot place (a repeated key): the document, the same values replaced
+    # (json.loads kept one of each repeated key), encoded again.
+    for path in paths:
+        parent = document
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = REDACTED
     try:
-        # Text the splice cannot place (a repeated key): the redacted document, re-encoded.
-        return json.dumps(_redact_keys(document), ensure_ascii=False).encode("utf-8")
+        return json.dumps(document, ensure_ascii=False).encode("utf-8")
     except RecursionError:
         return json.dumps(REDACTED).encode()  # too deep to look into, so not saved
 
