@@ -1,7 +1,7 @@
 """The catalogue of finding codes: every code a finding can carry, with what it means.
 
 Modules build findings with these names, never with string literals, so that a code is
-spelled once; the README's findings table lists the same codes (a test holds them equal).
+spelled once; docs/findings.md's table lists the same codes (a test holds them equal).
 The codes themselves are a stable interface: users filter on them in flow metadata,
 ``scripts/scan --json`` and ``toolnames.report``.
 """

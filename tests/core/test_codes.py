@@ -1,11 +1,11 @@
-"""The finding catalogue (codes.py): one spelling of each code, the same list as the README."""
+"""The finding catalogue (codes.py): one spelling of each code, the same list as docs/findings.md."""
 
 import re
 from pathlib import Path
 
 from toolnames_core import codes
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+FINDINGS = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 
 
 def test_every_code_constant_is_in_the_catalogue_and_named_after_its_code():
@@ -17,9 +17,11 @@ def test_every_code_constant_is_in_the_catalogue_and_named_after_its_code():
         assert value == name.lower().replace("_", "-")
 
 
-def test_the_readme_findings_table_lists_exactly_the_catalogue():
+def test_the_findings_table_of_the_docs_lists_exactly_the_catalogue():
     table = re.findall(
-        r"^\| `([a-z]+(?:-[a-z]+)+)` \| (?:error|warning|info)", README.read_text(), re.M
+        r"^\| `([a-z]+(?:-[a-z]+)+)` \| (?:error|warning|info)",
+        FINDINGS.read_text(encoding="utf-8"),
+        re.M,
     )
     assert sorted(table) == sorted(codes.CATALOGUE)
 

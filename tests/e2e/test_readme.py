@@ -1,10 +1,10 @@
 """
-The commands the README gives work as written: every proxy a user starts binds to loopback,
-every repository path they name exists, and the scan and offline mitmdump commands run on the
-committed samples (with mitmproxy 12, and 11 under scripts/test).
+The commands the README and the manual give work as written: every proxy a user starts binds
+to loopback, every repository path they name exists, and the scan and offline mitmdump
+commands run on the committed samples (with mitmproxy 12, and 11 under scripts/test).
 
-The commands are read from the ```sh blocks of README.md and flows/README.md, and from the
-``Usage:`` of addon/toolnames.py's docstring.
+The commands are read from the ```sh blocks of README.md, every docs/*.md and flows/README.md,
+and from the ``Usage:`` of addon/toolnames.py's docstring.
 """
 
 import ast
@@ -20,7 +20,11 @@ import pytest
 from harness.mitmdump import ADDON_SCRIPT
 from tests.testkit import REPO_ROOT
 
-DOCS = [REPO_ROOT / "README.md", REPO_ROOT / "flows" / "README.md"]
+DOCS = [
+    REPO_ROOT / "README.md",
+    *sorted((REPO_ROOT / "docs").glob("*.md")),
+    REPO_ROOT / "flows" / "README.md",
+]
 PROXIES = {"mitmdump", "mitmweb", "mitmproxy"}
 # Where a command's argument names a file of the repository.
 REPO_DIRS = ("addon/", "scripts/", "flows/", "tests/", "docs/", "requirements/")
@@ -118,15 +122,49 @@ def test_every_repository_path_the_text_names_exists(doc):
     assert missing == []
 
 
+# A relative Markdown link: its target (none for a link within the page) and its anchor.
+LINK = re.compile(r"\]\(([^)#:\s]*)(?:#([^)\s]*))?\)")
+HEADING = re.compile(r"^#+ (.+)$", re.M)
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        for heading in HEADING.findall(text)
+    }
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO_ROOT)))
+def test_every_relative_link_names_a_file_and_heading_that_exist(doc):
+    broken = []
+    for target, anchor in LINK.findall(doc.read_text(encoding="utf-8")):
+        path = doc.parent / target if target else doc
+        if not path.exists():
+            broken.append(target)
+        elif anchor and (path.suffix != ".md" or anchor not in anchors(path)):
+            broken.append(f"{target}#{anchor}")
+    assert broken == []
+
+
+def test_the_readme_links_to_every_page_of_the_manual():
+    linked = {t for t, _ in LINK.findall((REPO_ROOT / "README.md").read_text(encoding="utf-8"))}
+    pages = {f"docs/{page.name}" for page in (REPO_ROOT / "docs").glob("*.md")}
+    assert pages <= linked
+
+
 def test_the_sdk_snippets_take_their_key_from_the_environment():
     snippets = [
-        text
-        for lang, text in blocks(REPO_ROOT / "README.md")
+        (doc, text)
+        for doc in DOCS
+        for lang, text in blocks(doc)
         if lang == "python" and "OpenAI(" in text
     ]
-    assert len(snippets) == 2  # chat completions, and a realtime session
-    for snippet in snippets:
-        compile(snippet, "README.md", "exec")
+    # The README's chat completions client; the manual's, and its realtime session.
+    assert len(snippets) >= 3
+    for doc, snippet in snippets:
+        compile(snippet, doc.name, "exec")
         assert 'api_key=os.environ["OPENAI_API_KEY"]' in snippet
         assert 'base_url="http://127.0.0.1:8080/v1"' in snippet
 

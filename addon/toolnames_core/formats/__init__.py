@@ -1,7 +1,7 @@
 """One adapter per wire format, and the table that finds the adapter for an API.
 
 Each adapter module maps its format onto the provider-neutral model (``model.py``) and
-defines one ``FORMAT``; the table below lists them, in the order the README names them.
+defines one ``FORMAT``; the table below lists them, in the order docs/findings.md names them.
 """
 
 from __future__ import annotations

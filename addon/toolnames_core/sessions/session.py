@@ -48,7 +48,7 @@ from toolnames_core.sessions.detect import detect_protocol
 
 __all__ = ["MODES", "PROTOCOLS", "Outcome", "Session", "SessionFix", "inspect_session"]
 
-# The protocols, in the order the README names them.
+# The protocols, in the order docs/usage.md names them.
 _protocols = [realtime.PROTOCOL, gemini_live.PROTOCOL]
 PROTOCOLS: dict[str, SessionProtocol] = {p.name: p for p in _protocols}
 MODES = ("observe", "fix", "block")
