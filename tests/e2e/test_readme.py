@@ -5,6 +5,9 @@ commands run on the committed samples (with mitmproxy 12, and 11 under scripts/t
 
 The commands are read from the ```sh blocks of README.md, every docs/*.md and flows/README.md,
 and from the ``Usage:`` of addon/toolnames.py's docstring.
+
+The regular-proxy blocks' CA variables are run with boto3 through mitmdump (12 and 11) to
+the stand-in; the reverse-mode command for signed clients is held to what it says of Host.
 """
 
 import ast
@@ -219,3 +222,169 @@ def test_the_offline_mitmdump_commands_run_on_the_committed_samples(
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert ": toolnames error: " in result.stdout
+
+
+# -- the regular proxy's CA variables, and reverse mode's Host, with boto3 ----------------------
+
+BEDROCK = "https://bedrock-runtime.us-east-1.amazonaws.com"
+# A boto3 app as a user runs it: the default endpoint, nothing but the environment to find the
+# proxy and its CA. It prints what it got back, or the error's class and text.
+BOTO3_APP = """
+import json, sys
+import boto3
+import botocore.exceptions
+from botocore.config import Config
+
+client = boto3.client(
+    "bedrock-runtime",
+    region_name="us-east-1",
+    endpoint_url=sys.argv[1] if len(sys.argv) > 1 else None,
+    aws_access_key_id="AKIDTESTNOTAKEY",
+    aws_secret_access_key="test-not-a-secret",
+    config=Config(retries={"max_attempts": 1}),
+)
+tool = {"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}
+try:
+    answer = client.converse(
+        modelId="anthropic.claude-3-haiku",
+        messages=[{"role": "user", "content": [{"text": "Weather in Paris?"}]}],
+        toolConfig={"tools": [tool]},
+    )
+except botocore.exceptions.BotoCoreError as e:
+    print(type(e).__name__, e)
+else:
+    print("answered", json.dumps(answer["output"]["message"]["content"]))
+"""
+
+
+def proxy_blocks() -> list[tuple[Path, str]]:
+    """The ```sh blocks that start a regular proxy and set a client up for it."""
+    return [
+        (doc, text)
+        for doc in DOCS
+        for lang, text in blocks(doc)
+        if lang == "sh" and "export HTTPS_PROXY=" in text
+    ]
+
+
+def mitmdump_line(text: str) -> list[str]:
+    """The block's one mitmdump command."""
+    commands = [shlex.split(line, comments=True) for line in shell_lines(text)]
+    (command,) = [c for c in commands if c and program(c) == "mitmdump"]
+    return command
+
+
+def exported(text: str, home: str, port: int) -> dict[str, str]:
+    """The block's ``export NAME=VALUE`` lines as the shell would set them, ``~/.mitmproxy``
+    being mitmproxy's default confdir and 8080 the port the block's mitmdump listens on."""
+    names = {}
+    for command in (shlex.split(line, comments=True) for line in shell_lines(text)):
+        if command and command[0] == "export":
+            name, value = command[1].split("=", 1)
+            names[name] = value.replace("~/.mitmproxy", home).replace(":8080", f":{port}")
+    return names
+
+
+def run_app(env: dict[str, str], tmp_path: Path, *args: str) -> str:
+    # Nothing from this process's environment but PATH: no proxy, CA or AWS setting of its own.
+    base = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", BOTO3_APP, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **env},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_the_readme_and_the_manual_show_the_regular_proxy_with_its_ca_variables():
+    shown = {doc.relative_to(REPO_ROOT).as_posix() for doc, _ in proxy_blocks()}
+    assert {"README.md", "docs/usage.md"} <= shown
+    for _, text in proxy_blocks():
+        assert "--mode" not in mitmdump_line(text)  # regular mode
+        assert "AWS_CA_BUNDLE" in exported(text, "", 0)
+
+
+@pytest.mark.e2e
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize(
+    "doc, text",
+    proxy_blocks(),
+    ids=[d.relative_to(REPO_ROOT).as_posix() for d, _ in proxy_blocks()],
+)
+def test_boto3_goes_through_the_regular_proxy_with_the_variables_the_docs_export(
+    doc, text, mitmdump, mitmdump_binary, mitmproxy_confdir, standin, tmp_path
+):
+    pytest.importorskip("boto3")
+    command = mitmdump_line(text)
+    port = int(command[command.index("--listen-port") + 1])
+    # The fixture binds to loopback on a free port and loads the addon; what else the block's
+    # command sets is passed on.
+    rest = [
+        arg
+        for i, arg in enumerate(command[1:], 1)
+        if arg not in ("--listen-host", "--listen-port", "-s")
+        and command[i - 1] not in ("--listen-host", "--listen-port", "-s")
+    ]
+    proxy = mitmdump(
+        *rest,
+        # The one thing the test adds: Bedrock's host is served by the stand-in, over the TLS
+        # mitmproxy intercepts (no connection upstream before the request, none to AWS).
+        "--map-remote",
+        f"|{re.escape(BEDROCK)}|{standin.url}",
+        "--set",
+        "connection_strategy=lazy",
+        mode="regular",
+        binary=mitmdump_binary,
+    )
+    env = exported(text, str(mitmproxy_confdir), proxy.port)
+    assert env["HTTPS_PROXY"] == proxy.url and port == 8080
+
+    assert run_app(env, tmp_path).startswith("answered ")
+    (request,) = standin.requests
+    assert request["path"] == "/model/anthropic.claude-3-haiku/converse"
+    assert dict(request["headers"])["Authorization"].startswith("AWS4-HMAC-SHA256 ")
+
+    # Without the variables boto3 reads, the same app does not trust mitmproxy's CA.
+    unset = {k: v for k, v in env.items() if k not in ("AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE")}
+    assert "CERTIFICATE_VERIFY_FAILED" in run_app(unset, tmp_path)
+    assert len(standin.requests) == 1
+
+
+def reverse_signed_command() -> list[str]:
+    """The manual's reverse-mode command for signed clients."""
+    (command,) = [
+        c
+        for c in readme_commands()
+        if program(c) == "mitmdump" and "keep_host_header=true" in c and "--mode" in c
+    ]
+    return command
+
+
+@pytest.mark.e2e
+@pytest.mark.needs_sdk
+def test_reverse_mode_sends_another_host_than_boto3_signed_unless_it_keeps_the_host(
+    mitmdump, mitmdump_binary, standin, tmp_path
+):
+    pytest.importorskip("boto3")
+    command = reverse_signed_command()
+    assert command[command.index("--mode") + 1] == f"reverse:{BEDROCK}"
+    keep = command[
+        command.index("keep_host_header=true") - 1 : command.index("keep_host_header=true") + 1
+    ]
+    assert keep == ["--set", "keep_host_header=true"]
+
+    for args in ([], keep):
+        proxy = mitmdump(*args, binary=mitmdump_binary)  # reverse mode, to the stand-in
+        assert run_app({}, tmp_path, proxy.url).startswith("answered ")
+        headers = dict(standin.requests[-1]["headers"])
+        signed = headers["Authorization"].split("SignedHeaders=", 1)[1].split(",", 1)[0]
+        assert "host" in signed.split(";")
+        # boto3 signed the Host it sent to the proxy.
+        received = headers["Host"]
+        if args:
+            assert received == f"127.0.0.1:{proxy.port}"
+        else:
+            assert received == f"127.0.0.1:{standin.port}"  # not what was signed
