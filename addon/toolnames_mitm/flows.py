@@ -1,23 +1,46 @@
-"""The glue between mitmproxy flows and the pure core: bodies out, records in."""
+"""The glue between mitmproxy flows and the pure core: a flow is read once (``incoming``),
+its exchange or session made by one factory each (``exchange_for``, ``session_for``), and
+what the check decided written once (``apply``); what toolnames holds for a flow meanwhile
+is one ``Tracked`` in the addon's one store."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 from mitmproxy import http
 
+from toolnames_core import Exchange
+from toolnames_core import Reader
+from toolnames_core import RuleOverride
+from toolnames_core import choose_rule
+from toolnames_core import detect_api
 from toolnames_core.clients import client_label
 from toolnames_core.record import COMMENT_PREFIX
 from toolnames_core.record import MARKERS
 from toolnames_core.record import FlowRecord
+from toolnames_core.sessions import PROTOCOLS
+from toolnames_core.sessions import Session
+from toolnames_core.sessions import detect_protocol
 
 __all__ = [
     "META_KEY",
+    "Incoming",
+    "Pending",
+    "Tracked",
+    "apply",
     "client",
     "content",
+    "exchange_for",
     "header",
     "host",
+    "incoming",
     "mark",
+    "mutable",
     "record",
+    "recorded",
     "request_content",
+    "session_for",
     "show",
 ]
 
@@ -110,3 +133,105 @@ def show(flow: http.HTTPFlow, flow_record: FlowRecord) -> str | None:
     if not flow.comment or flow.comment.startswith(COMMENT_PREFIX):
         flow.comment = text
     return text
+
+
+# -- a flow read once, written once ---------------------------------------------------------
+
+
+class Incoming(NamedTuple):
+    """An LLM API request as toolnames reads it, once, in its request hook. The client
+    (``client``) is read only for a flow that gets a record: its header walks cost more
+    than settling a small body, and most flows get none."""
+
+    format: str  # the wire format's id
+    host: str
+    port: int
+    content: bytes  # decoded; b"" when it cannot be read
+    problem: str | None  # why the body cannot be read without changing the flow
+    mutable: bool  # still on its way, so it can be changed
+
+
+def mutable(flow: http.HTTPFlow) -> bool:
+    """Only traffic that is still on its way can be changed."""
+    return flow.live and flow.response is None and flow.error is None
+
+
+def incoming(flow: http.HTTPFlow, max_body: int) -> Incoming | None:
+    """The request of ``flow`` read once; None if it is no LLM API call."""
+    request = flow.request
+    api = detect_api(request.method, request.path)
+    if api is None:
+        return None
+    content, problem = request_content(request, max_body)
+    return Incoming(api, host(request), request.port, content, problem, mutable(flow))
+
+
+def exchange_for(seen: Incoming, overrides: tuple[RuleOverride, ...], reader: Reader) -> Exchange:
+    """The exchange for a request: its format, and the rule its host gets."""
+    rule = choose_rule(seen.format, seen.host, overrides, seen.port)
+    return Exchange(seen.format, rule, seen.host, reader)
+
+
+def session_for(
+    flow: http.HTTPFlow, overrides: tuple[RuleOverride, ...], mode: str
+) -> Session | None:
+    """The session for a WebSocket's upgrade request; None if it is no LLM API session."""
+    request = flow.request
+    protocol = detect_protocol(request.path)
+    if protocol is None:
+        return None
+    at = host(request)
+    rule = choose_rule(PROTOCOLS[protocol].rule_api, at, overrides, request.port)
+    # Only a live connection can be changed: a session read from a file is observed.
+    return Session(protocol, rule, at, mode if flow.live else "observe")
+
+
+def recorded(flow: http.HTTPFlow, checked: Exchange | Session, mode: str) -> FlowRecord:
+    """The record of what toolnames found and did on ``flow``, made once per hook."""
+    if isinstance(checked, Session):
+        return FlowRecord.of_session(checked, mode, client(flow.request))
+    return FlowRecord.of(checked, mode, client(flow.request))
+
+
+def apply(flow: http.HTTPFlow, exchange: Exchange, mode: str) -> str | None:
+    """Write the checked request's outcome onto ``flow``, once: the fixed body (and the
+    Accept-Encoding its answer needs), the block answer, the record, marker and comment.
+    The comment, or None when the flow is not flagged."""
+    if exchange.new_body is not None:
+        flow.request.content = exchange.new_body
+        # The answer's names go back to the app: it must come uncompressed (exchange.py).
+        accept = exchange.answer_encoding(flow.request.headers.get("accept-encoding", ""))
+        if accept is not None:
+            flow.request.headers["accept-encoding"] = accept
+    elif mode == "block" and mutable(flow) and exchange.errors:
+        status, headers, body = exchange.block_response()
+        flow.response = http.Response.make(status, body, headers)
+    if not (exchange.request_findings or exchange.fixes):
+        return None
+    return mark(flow, recorded(flow, exchange, mode))
+
+
+class Pending(NamedTuple):
+    """An observed request whose check waits (deferral.py)."""
+
+    due: float  # on the event loop's clock
+    flow: http.HTTPFlow
+    exchange: Exchange
+    content: bytes
+    problem: str | None  # why the body cannot be read, if it cannot
+
+
+@dataclass
+class Tracked:
+    """What toolnames holds for one flow it watches, from its first hook to its last."""
+
+    # The request's exchange until its answer is judged (then None: what it read goes).
+    exchange: Exchange | None = None
+    # A live LLM API WebSocket's session, from websocket_start to websocket_end.
+    session: Session | None = None
+    # A flow read back from a file with a toolnames record: shown as recorded, never
+    # checked again (its record None if this version cannot read it).
+    read_back: bool = False
+    record: FlowRecord | None = None
+    # Observe mode's check of the request, while it waits (deferral.py).
+    pending: Pending | None = None

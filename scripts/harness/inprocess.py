@@ -10,22 +10,22 @@ from collections.abc import Iterator
 from mitmproxy import hooks
 from mitmproxy.test import taddons
 
-import toolnames
+from toolnames_mitm.addon import ToolNames
+from toolnames_mitm.websockets import LiveSessions
 
 __all__ = ["running"]
 
 
 @contextlib.contextmanager
-def running(
-    *others: object, **options: object
-) -> Iterator[tuple[taddons.context, toolnames.ToolNames]]:
+def running(*others: object, **options: object) -> Iterator[tuple[taddons.context, ToolNames]]:
     """The addon (with ``others`` after it) configured as mitmproxy does at startup, then with
-    ``options``; yields (tctx, addon) and runs the addon's done hook on the way out."""
+    ``options``; yields (tctx, addon) and runs the addon's done hook on the way out. Its
+    WebSocket hooks are ``tctx.master.addons.get("livesessions")``, as in the script."""
     root = logging.getLogger()
     handlers = list(root.handlers)
-    tn = toolnames.ToolNames()
+    tn = ToolNames()
     try:
-        with taddons.context(tn, *others) as tctx:
+        with taddons.context(tn, LiveSessions(tn), *others) as tctx:
             # mitmproxy configures every option once at startup; taddons.context does not.
             tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
             if options:

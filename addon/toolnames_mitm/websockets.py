@@ -1,4 +1,9 @@
-"""Answering a blocked WebSocket message: an error event towards the client, or a close.
+"""The WebSocket side of toolnames (OpenAI Realtime, Gemini Live): one ``Session`` per
+connection, each message checked as it passes, and a blocked message answered with an
+error event towards the client, or a close.
+
+The hooks are their own addon (``LiveSessions``) beside the HTTP one (addon.py), whose
+options, store, log line and saving they share.
 
 An event goes out through mitmproxy's public ``inject.websocket`` command. A close with a
 code and a reason has no public API (``flow.kill()`` drops the TCP connection without a
@@ -22,10 +27,76 @@ from mitmproxy.proxy import layer as layer_
 from mitmproxy.proxy.layers import websocket
 
 from toolnames_core.sessions import Block
+from toolnames_mitm import flows
+from toolnames_mitm.addon import ToolNames
+from toolnames_mitm.flows import Tracked
 
-__all__ = ["answer", "close", "close_frame"]
+__all__ = ["LiveSessions", "answer", "close", "close_frame"]
 
 logger = logging.getLogger(__name__)
+
+
+class LiveSessions:
+    """The WebSocket hooks, with the HTTP addon's options, store, log line and saving."""
+
+    def __init__(self, toolnames: ToolNames) -> None:
+        self.toolnames = toolnames
+
+    def websocket_start(self, flow: http.HTTPFlow) -> None:
+        tn = self.toolnames
+        if not tn.watches(flow):
+            return
+        session = flows.session_for(flow, tn.overrides, tn.mode)
+        if session is None or tn.shown_as_read_back(flow):
+            return
+        tn.tracked[flow] = Tracked(session=session)
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        tracked = self.toolnames.tracked.get(flow)
+        session = tracked.session if tracked is not None else None
+        if session is None or flow.websocket is None:
+            return
+        index = len(flow.websocket.messages) - 1
+        message = flow.websocket.messages[index]
+        if message.injected:
+            return  # toolnames' own error event, or another addon's message
+        outcome = session.receive(index, message.from_client, message.content)
+        if outcome.block is not None:
+            message.drop()
+            answer(flow, outcome.block)
+        elif outcome.content is not None:
+            message.content = outcome.content
+        changed = outcome.block is not None or outcome.content is not None
+        if not (outcome.findings or changed):
+            return
+        recorded = flows.recorded(flow, session, self.toolnames.mode)
+        flows.mark(flow, recorded)
+        side = "client" if message.from_client else "server"
+        for finding in outcome.findings:
+            self.toolnames.log(
+                flow,
+                f"message {index} ({side}): toolnames {finding.severity}: {finding.code}: {finding.message}",
+            )
+        if session.fixes and session.fixes[-1].message_index == index:
+            self.toolnames.log(
+                flow, f"message {index} ({side}): toolnames fixed {recorded.fixes_text()}"
+            )
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        tracked = self.toolnames.tracked.pop(flow, None)
+        if tracked is None:
+            return
+        if tracked.read_back:
+            self.toolnames.save(flow, tracked.record)
+            return
+        session = tracked.session
+        if session is None:
+            return
+        recorded = None
+        if session.findings or session.fixes:
+            recorded = flows.recorded(flow, session, self.toolnames.mode)
+            flows.mark(flow, recorded)
+        self.toolnames.save(flow, recorded)
 
 
 def answer(flow: http.HTTPFlow, block: Block) -> None:
