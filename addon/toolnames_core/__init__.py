@@ -25,6 +25,7 @@ from toolnames_core.readers import reader_named
 from toolnames_core.record import COMMENT_PREFIX
 from toolnames_core.record import MARKERS
 from toolnames_core.record import FlowRecord
+from toolnames_core.render import render_message
 from toolnames_core.render import render_request
 from toolnames_core.render import render_response
 from toolnames_core.report import FlowEntry
@@ -56,6 +57,7 @@ __all__ = [
     "nothing_to_check",
     "parse_rule_override",
     "reader_named",
+    "render_message",
     "render_request",
     "render_response",
     "summarize",

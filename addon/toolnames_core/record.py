@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from toolnames_core import codes
@@ -19,8 +20,11 @@ from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
-from toolnames_core.sessions import Session
 from toolnames_core.verdicts import confirmations
+
+if TYPE_CHECKING:
+    # For the annotation only: sessions/ stands above the record, which it is turned into.
+    from toolnames_core.sessions import Session
 
 __all__ = [
     "COMMENT_PREFIX",

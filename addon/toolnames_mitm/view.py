@@ -24,13 +24,13 @@ from toolnames_core import detect_api
 from toolnames_core import has_tool_keys
 from toolnames_core import parse_rule_override
 from toolnames_core import reader_named
+from toolnames_core import render_message
 from toolnames_core import render_request
 from toolnames_core import render_response
 from toolnames_core.codes import CATALOGUE
 from toolnames_core.sessions import PROTOCOLS
 from toolnames_core.sessions import Session
 from toolnames_core.sessions import detect_protocol
-from toolnames_core.sessions.render import render_message
 from toolnames_mitm import flows
 
 __all__ = [

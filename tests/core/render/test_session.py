@@ -2,9 +2,9 @@
 
 from tests.core.sessions import shapes
 from toolnames_core import codes
+from toolnames_core import render_message
 from toolnames_core.model import Finding
 from toolnames_core.sessions import Session
-from toolnames_core.sessions.render import render_message
 
 
 def read(session: Session, index: int, from_client: bool, event: dict) -> None:

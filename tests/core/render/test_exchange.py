@@ -1,4 +1,4 @@
-"""The content view's text (toolnames_core/render.py): tables of names, verdicts and findings."""
+"""The content view's text (toolnames_core/render/exchange.py): tables of names, verdicts and findings."""
 
 import json
 
@@ -23,11 +23,11 @@ from tests.testkit import response_api
 from tests.testkit import response_body
 from tests.testkit import row_of
 from toolnames_core import bodies
-from toolnames_core import render
 from toolnames_core.endpoints import detect_api
 from toolnames_core.formats import FORMATS
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
+from toolnames_core.render import exchange as render
 
 SDK = SDK_DIR
 MITMPROXY_12 = int(version.VERSION.split(".")[0]) >= 12

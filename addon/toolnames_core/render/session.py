@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
-from toolnames_core.render import ERROR
-from toolnames_core.render import name_verdict
-from toolnames_core.render import shown_name
-from toolnames_core.render import table
+from toolnames_core.render.exchange import ERROR
+from toolnames_core.render.exchange import name_verdict
+from toolnames_core.render.exchange import shown_name
+from toolnames_core.render.exchange import table
 from toolnames_core.rules import RULES
 from toolnames_core.sessions.base import ClientMessage
 from toolnames_core.sessions.session import Session
