@@ -6,8 +6,8 @@ import gc
 import re
 
 from toolnames_core import codes
+from toolnames_core.findings import type_name
 from toolnames_core.formats import FORMATS
-from toolnames_core.formats.base import type_name
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView

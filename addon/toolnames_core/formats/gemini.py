@@ -20,12 +20,12 @@ from typing import Any
 from typing import TypedDict
 
 from toolnames_core import codes
+from toolnames_core.findings import bad_choice
+from toolnames_core.findings import malformed
+from toolnames_core.findings import shown
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
-from toolnames_core.formats.base import bad_choice
-from toolnames_core.formats.base import malformed
-from toolnames_core.formats.base import shown
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath

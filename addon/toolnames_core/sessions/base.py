@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import NamedTuple
 
-from toolnames_core.formats.base import malformed
+from toolnames_core.findings import malformed
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath

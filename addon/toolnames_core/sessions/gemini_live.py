@@ -15,7 +15,7 @@ error event: the server closes the connection, the reason holding its message.
 
 from __future__ import annotations
 
-from toolnames_core.formats.base import malformed
+from toolnames_core.findings import malformed
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import uuid
 
-from toolnames_core.formats.base import bad_choice
-from toolnames_core.formats.base import malformed
+from toolnames_core.findings import bad_choice
+from toolnames_core.findings import malformed
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
