@@ -184,8 +184,9 @@ def test_websocket_sessions_in_a_flow_file_are_checked_message_by_message(capsys
 
 def test_a_fixed_session_is_judged_by_its_record(capsys, tmp_path):
     with running(toolnames_mode="fix") as (tctx, tn):
+        live = tctx.master.addons.get("livesessions")
         flow = ws_session_flow("/v1/realtime", [])
-        tn.websocket_start(flow)
+        live.websocket_start(flow)
         from mitmproxy import websocket
         from wsproto.frame_protocol import Opcode
 
@@ -196,8 +197,8 @@ def test_a_fixed_session_is_judged_by_its_record(capsys, tmp_path):
         flow.websocket.messages.append(
             websocket.WebSocketMessage(Opcode.TEXT, True, json.dumps(update).encode())
         )
-        tn.websocket_message(flow)
-        tn.websocket_end(flow)
+        live.websocket_message(flow)
+        live.websocket_end(flow)
     _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "fixed.mitm", [flow]))
     # The message holds the alias now; the record, the app's own name.
     assert [(r["code"], r["path"]) for r in rows] == [
