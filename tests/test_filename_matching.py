@@ -11,6 +11,7 @@ ROOTS = {
     REPO / "addon" / "toolnames_mitm": REPO / "tests" / "mitm",
     REPO / "scripts" / "scanner": REPO / "tests" / "scanner",
     REPO / "scripts" / "standin": REPO / "tests" / "standin",
+    REPO / "scripts" / "samples": REPO / "tests" / "samples",
     REPO / "scripts" / "harness": REPO / "tests" / "harness",
     REPO / "scripts" / "benchmark": REPO / "tests" / "benchmark",
     REPO / "scripts" / "soaktest": REPO / "tests" / "soaktest",

@@ -29,7 +29,7 @@ from benchmark.workload import chat_body
 from benchmark.workload import encode
 from benchmark.workload import tool_name
 from harness.load import progress
-from scanner import samples
+from samples import recordings as samples
 from scanner.cassettes import CassetteReader
 from scanner.flows import FlowFileReader
 from scanner.jsonfiles import JsonReader

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scanner import samples
+from samples import recordings as samples
 from tests.testkit import bad_flows
 from tests.testkit import big_flagged_flow
 from tests.testkit import measured_scan

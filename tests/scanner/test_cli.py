@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from samples import recordings as samples
 from scanner import cli
-from scanner import samples
 from tests.testkit import ANSI
 from tests.testkit import BAD_CASE_FINDINGS
 from tests.testkit import SCAN_SCRIPT

@@ -6,8 +6,8 @@ from mitmproxy import io as mitm_io
 from mitmproxy.test import tflow
 
 from harness.inprocess import running
+from samples import recordings as samples
 from scanner import cli
-from scanner import samples
 from tests.testkit import scan_json
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from samples import recordings as samples
 from scanner import jsonfiles
-from scanner import samples
 from scanner.recorded import ReadFailure
 from tests.testkit import scan_json
 

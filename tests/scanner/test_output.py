@@ -4,9 +4,9 @@ control characters; the progress bar.
 
 import pytest
 
+from samples import recordings as samples
 from scanner import cli
 from scanner import output
-from scanner import samples
 from scanner.recorded import RecordedExchange
 from tests.testkit import strip_ansi
 from toolnames_core.model import Finding

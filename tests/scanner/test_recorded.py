@@ -3,8 +3,8 @@
 import gzip
 import json
 
+from samples import recordings as samples
 from scanner import recorded
-from scanner import samples
 from tests.testkit import scan_json
 
 

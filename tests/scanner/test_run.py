@@ -13,9 +13,9 @@ import pytest
 
 from harness.inprocess import running
 from harness.mitmdump import ADDON_SCRIPT
+from samples import recordings as samples
 from scanner import cli
 from scanner import run
-from scanner import samples
 from tests.testkit import BAD_CASE_FINDINGS
 from tests.testkit import FORMAT_OF
 from tests.testkit import SDK_DIR

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from scanner import samples
+from samples import recordings as samples
 from scanner import yamlevents
 from scanner.cassettes import CassetteReader
 from scanner.recorded import ReadFailure

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from samples import recordings as samples
 from scanner import cli
-from scanner import samples
 from tests.testkit.infrastructure import REPO_ROOT
 
 __all__ = [

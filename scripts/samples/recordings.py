@@ -1,7 +1,7 @@
 """
 Write the sample recordings in flows/: small, deterministic, fake keys only.
 
-    .venv/bin/python -m scanner.samples [OUTPUT_DIR]     # default: flows/
+    .venv/bin/python -m samples [OUTPUT_DIR]     # default: flows/
 
 Each file holds the bad cases the addon and `scripts/scan` report (see flows/README.md).
 The builders here are also what the scanner's tests write their recordings with.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -428,7 +427,3 @@ def main(argv: list[str]) -> int:
         sample.write(path, sample.flows())
         print(f"wrote {path} ({path.stat().st_size} bytes)")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

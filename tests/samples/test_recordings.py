@@ -1,10 +1,10 @@
-"""The sample recordings in flows/ (scanner.samples): what the scan finds in them, no real
+"""The sample recordings in flows/ (samples.recordings): what the scan finds in them, no real
 credentials, the same bytes on every run.
 """
 
 from pathlib import Path
 
-from scanner import samples
+from samples import recordings as samples
 from tests.testkit import REPO_ROOT
 from tests.testkit import scan_json
 
