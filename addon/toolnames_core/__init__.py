@@ -10,6 +10,8 @@ from __future__ import annotations
 from toolnames_core import codes
 from toolnames_core.bodies import has_tool_keys
 from toolnames_core.bodies import nothing_to_check
+from toolnames_core.clients import client_label
+from toolnames_core.codes import CATALOGUE
 from toolnames_core.endpoints import RULES
 from toolnames_core.endpoints import RuleOverride
 from toolnames_core.endpoints import choose_rule
@@ -18,7 +20,10 @@ from toolnames_core.endpoints import parse_rule_override
 from toolnames_core.exchange import Exchange
 from toolnames_core.exchange import inspect_exchange
 from toolnames_core.formats import FORMATS
+from toolnames_core.jsonsplice import replace_values
+from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
+from toolnames_core.names import escape_text
 from toolnames_core.readers import READERS
 from toolnames_core.readers import Reader
 from toolnames_core.readers import reader_named
@@ -31,28 +36,42 @@ from toolnames_core.render import render_response
 from toolnames_core.report import FlowEntry
 from toolnames_core.report import format_summary
 from toolnames_core.report import summarize
+from toolnames_core.sessions import PROTOCOLS
+from toolnames_core.sessions import Block
+from toolnames_core.sessions import Session
+from toolnames_core.sessions import detect_protocol
+from toolnames_core.sessions import inspect_session
 from toolnames_core.streams import StreamTap
 from toolnames_core.streams import is_stream
 
 __all__ = [
+    "CATALOGUE",
     "COMMENT_PREFIX",
     "FORMATS",
     "MARKERS",
+    "PROTOCOLS",
     "READERS",
     "RULES",
+    "SEVERITY_RANK",
+    "Block",
     "Exchange",
     "Finding",
     "FlowEntry",
     "FlowRecord",
     "Reader",
     "RuleOverride",
+    "Session",
     "StreamTap",
     "choose_rule",
+    "client_label",
     "codes",
     "detect_api",
+    "detect_protocol",
+    "escape_text",
     "format_summary",
     "has_tool_keys",
     "inspect_exchange",
+    "inspect_session",
     "is_stream",
     "nothing_to_check",
     "parse_rule_override",
@@ -60,5 +79,6 @@ __all__ = [
     "render_message",
     "render_request",
     "render_response",
+    "replace_values",
     "summarize",
 ]

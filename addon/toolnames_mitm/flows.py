@@ -10,18 +10,18 @@ from typing import NamedTuple
 
 from mitmproxy import http
 
+from toolnames_core import COMMENT_PREFIX
+from toolnames_core import MARKERS
+from toolnames_core import PROTOCOLS
 from toolnames_core import Exchange
+from toolnames_core import FlowRecord
 from toolnames_core import Reader
 from toolnames_core import RuleOverride
+from toolnames_core import Session
 from toolnames_core import choose_rule
+from toolnames_core import client_label
 from toolnames_core import detect_api
-from toolnames_core.clients import client_label
-from toolnames_core.record import COMMENT_PREFIX
-from toolnames_core.record import MARKERS
-from toolnames_core.record import FlowRecord
-from toolnames_core.sessions import PROTOCOLS
-from toolnames_core.sessions import Session
-from toolnames_core.sessions import detect_protocol
+from toolnames_core import detect_protocol
 
 __all__ = [
     "META_KEY",

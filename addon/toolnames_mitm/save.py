@@ -14,7 +14,7 @@ from urllib.parse import unquote
 from mitmproxy import http
 from mitmproxy import io
 
-from toolnames_core import jsonsplice
+from toolnames_core import replace_values
 
 __all__ = ["REDACTED", "FlaggedFlowWriter", "is_secret_name", "redacted_copy", "redacted_path"]
 
@@ -120,7 +120,7 @@ def _redacted_json_text(content: bytes | None) -> bytes | None:
     if not paths:
         return None
     try:
-        spliced = jsonsplice.replace_values(text, dict.fromkeys(paths, REDACTED))
+        spliced = replace_values(text, dict.fromkeys(paths, REDACTED))
         # json.loads keeps the last of a repeated key: every occurrence must be gone.
         json.loads(spliced, object_pairs_hook=_all_redacted)
         return spliced.encode("utf-8")

@@ -14,23 +14,23 @@ from mitmproxy import http
 from mitmproxy import version
 from mitmproxy.utils import human
 
+from toolnames_core import CATALOGUE
+from toolnames_core import PROTOCOLS
 from toolnames_core import READERS
 from toolnames_core import RULES
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
 from toolnames_core import RuleOverride
+from toolnames_core import Session
 from toolnames_core import choose_rule
 from toolnames_core import detect_api
+from toolnames_core import detect_protocol
 from toolnames_core import has_tool_keys
 from toolnames_core import parse_rule_override
 from toolnames_core import reader_named
 from toolnames_core import render_message
 from toolnames_core import render_request
 from toolnames_core import render_response
-from toolnames_core.codes import CATALOGUE
-from toolnames_core.sessions import PROTOCOLS
-from toolnames_core.sessions import Session
-from toolnames_core.sessions import detect_protocol
 from toolnames_mitm import flows
 
 __all__ = [

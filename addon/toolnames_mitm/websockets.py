@@ -26,7 +26,7 @@ from mitmproxy import http
 from mitmproxy.proxy import layer as layer_
 from mitmproxy.proxy.layers import websocket
 
-from toolnames_core.sessions import Block
+from toolnames_core import Block
 from toolnames_mitm import flows
 from toolnames_mitm.addon import ToolNames
 from toolnames_mitm.flows import Tracked

@@ -31,7 +31,8 @@ from scanner.recorded import PROG
 from scanner.run import EXIT_INCOMPLETE
 from scanner.run import Input
 from scanner.run import Scanner
-from toolnames_core import endpoints
+from toolnames_core import RULES
+from toolnames_core import parse_rule_override
 from toolnames_core import reader_named
 
 __all__ = ["HELP_EPILOG", "build_parser", "collect_inputs", "main"]
@@ -117,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST_PATTERN=RULE",
         help="check requests to matching hosts against another provider's rule, as the addon's "
         "toolnames_rule option (e.g. 'openrouter.ai=anthropic', '*=portable'); repeatable. "
-        f"Rules: {', '.join(endpoints.RULES)}.",
+        f"Rules: {', '.join(RULES)}.",
     )
     parser.add_argument(
         "--reader",
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         parser.error(f"no such file or directory: {', '.join(missing)}")
     try:
-        overrides = tuple(endpoints.parse_rule_override(spec) for spec in args.rule)
+        overrides = tuple(parse_rule_override(spec) for spec in args.rule)
     except ValueError as e:
         parser.error(f"argument --rule: {e}")
     try:

@@ -10,8 +10,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from scanner.recorded import RecordedExchange
-from toolnames_core.model import Finding
-from toolnames_core.names import escape_text
+from toolnames_core import Finding
+from toolnames_core import escape_text
 
 __all__ = [
     "HEADER",

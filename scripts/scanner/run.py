@@ -28,13 +28,13 @@ from scanner.recorded import RecordedExchange
 from scanner.recorded import RecordProblem
 from scanner.yamlevents import slow_parser_note
 from toolnames_core import READERS
+from toolnames_core import SEVERITY_RANK
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
 from toolnames_core import Reader
+from toolnames_core import Session
 from toolnames_core import inspect_exchange
-from toolnames_core.model import SEVERITY_RANK
-from toolnames_core.sessions import Session
-from toolnames_core.sessions import inspect_session
+from toolnames_core import inspect_session
 
 __all__ = [
     "CASSETTE_EXTENSIONS",
