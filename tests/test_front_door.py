@@ -23,5 +23,5 @@ def test_every_module_of_the_core_is_banned_outside_it():
 
 def test_inside_the_core_mitmproxy_is_banned_instead():
     config = tomllib.loads((CORE / "ruff.toml").read_text())
-    assert config["extend"] == "../../pyproject.toml"
+    assert (CORE / config["extend"]).resolve() == REPO_ROOT / "pyproject.toml"
     assert set(config["lint"]["flake8-tidy-imports"]["banned-api"]) == {"mitmproxy"}
