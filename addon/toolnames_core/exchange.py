@@ -74,6 +74,7 @@ class Exchange:
         "response_checked",
         "restorer",
         "accept_encoding_sent",
+        "length_dropped",
         "response_calls",
         "response_findings",
         "rejections",
@@ -105,6 +106,8 @@ class Exchange:
         # The client's Accept-Encoding ("" if it sent none) when fix mode asked for an
         # uncompressed answer instead; None when it left the header alone.
         self.accept_encoding_sent: str | None = None
+        # The streamed answer's Content-Length when fix mode dropped it; None otherwise.
+        self.length_dropped: str | None = None
         # The answer is toolnames' own: nothing of the provider's to check.
         self.blocked = False
         self.response_checked = False
@@ -261,6 +264,16 @@ class Exchange:
             self.restorer = None
             return StreamTap(fmt, None, coding, self.reader)
         return StreamTap(fmt, self.restorer, coding, self.reader)
+
+    def drops_length(self, tap: StreamTap, content_length: str | None) -> bool:
+        """Whether the streamed answer must go on without its Content-Length: the headers
+        go to the client before the first byte of the body, and a tap that gives names back
+        may change the body's length, so the length the provider sent would no longer hold
+        and the client would wait for bytes that never come. The record says so."""
+        if tap.rewriter is None or content_length is None:
+            return False
+        self.length_dropped = content_length
+        return True
 
     @property
     def restored(self) -> int:

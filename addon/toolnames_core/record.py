@@ -100,6 +100,8 @@ class FlowRecord:
     client: str | None = None
     # The client's Accept-Encoding ("" for none) when fix mode asked for identity instead.
     accept_encoding_sent: str | None = None
+    # The streamed answer's Content-Length, when fix mode sent the answer on without it.
+    length_dropped: str | None = None
 
     @classmethod
     def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
@@ -119,6 +121,7 @@ class FlowRecord:
             ],
             client=client,
             accept_encoding_sent=exchange.accept_encoding_sent,
+            length_dropped=exchange.length_dropped,
         )
 
     @classmethod
@@ -161,6 +164,8 @@ class FlowRecord:
             meta["client"] = self.client
         if self.accept_encoding_sent is not None:
             meta["accept_encoding"] = {"from": self.accept_encoding_sent, "to": "identity"}
+        if self.length_dropped is not None:
+            meta["content_length_dropped"] = self.length_dropped
         return storable(meta)
 
     @classmethod
@@ -189,6 +194,7 @@ class FlowRecord:
             return None
         encoding = meta.get("accept_encoding")
         sent = encoding.get("from") if isinstance(encoding, dict) else None
+        dropped = meta.get("content_length_dropped")
         return cls(
             *head,
             findings=[
@@ -215,6 +221,7 @@ class FlowRecord:
             rejections=rejections,
             client=meta["client"] if isinstance(meta.get("client"), str) else None,
             accept_encoding_sent=sent if isinstance(sent, str) else None,
+            length_dropped=dropped if isinstance(dropped, str) else None,
         )
 
     # -- what it shows -------------------------------------------------------------------
@@ -292,6 +299,8 @@ class FlowRecord:
             parts.append(f"restored {self.restored} name(s) in the answer")
         if self.accept_encoding_sent is not None:
             parts.append("asked for an uncompressed answer")
+        if self.length_dropped is not None:
+            parts.append("sent the streamed answer without its Content-Length")
         return "; ".join(parts)
 
 

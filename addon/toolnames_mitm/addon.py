@@ -260,6 +260,8 @@ class ToolNames:
         tap = exchange.stream_tap(encoding) if exchange is not None else None
         if tap is not None:
             response.stream = tap
+            if exchange.drops_length(tap, flows.header(response, b"content-length") or None):
+                flows.unsized(flow)
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._complete(flow, complete=True)

@@ -42,6 +42,7 @@ __all__ = [
     "request_content",
     "session_for",
     "show",
+    "unsized",
 ]
 
 META_KEY = "toolnames"
@@ -149,6 +150,17 @@ class Incoming(NamedTuple):
     content: bytes  # decoded; b"" when it cannot be read
     problem: str | None  # why the body cannot be read without changing the flow
     mutable: bool  # still on its way, so it can be changed
+
+
+def unsized(flow: http.HTTPFlow) -> None:
+    """The response goes on without its Content-Length, framed as HTTP allows: chunked to an
+    HTTP/1.1 client, ended by closing the connection to an HTTP/1.0 one (mitmproxy closes
+    it when a body has neither), by the stream's end in HTTP/2 and 3. Only the client side
+    changes: mitmproxy framed the provider's body from its headers before this hook ran."""
+    response = flow.response
+    del response.headers["content-length"]
+    if flow.request.http_version == "HTTP/1.1":
+        response.headers["transfer-encoding"] = "chunked"
 
 
 def mutable(flow: http.HTTPFlow) -> bool:

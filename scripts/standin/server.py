@@ -15,7 +15,9 @@ events; ``x-standin-break-after: K`` drops the connection after K stream events;
 goes, if the request's Accept-Encoding admits that coding, as a real server negotiates (br
 needs the brotli module, which mitmproxy depends on); ``x-standin-hold: TOKEN`` sends the first stream event, then waits (up to 30 s)
 until ``provider.release(TOKEN)`` or ``POST /_standin/release/TOKEN``, so a test
-can prove a chunk reached the client before the provider finished, without a timer.
+can prove a chunk reached the client before the provider finished, without a timer;
+``x-standin-framing: length`` sends a stream with a Content-Length instead of chunked (as
+buffering gateways, replay and mock servers do), each event still written as it goes.
 Each recorded request also keeps the ``response_body`` bytes the stand-in sent.
 
 In-process use::
@@ -263,14 +265,28 @@ class _Handler(BaseHTTPRequestHandler):
         if encoding and not accepts_coding(self.headers.get("accept-encoding", ""), encoding):
             encoding = None  # a server never sends a coding the client did not ask for
         compress = _stream_compressor(encoding) if encoding else None
+        sized = self.headers.get("x-standin-framing", "").lower() == "length"
+        if sized and (break_after is not None or hold or compress is not None):
+            raise ValueError("x-standin-framing: length goes with no break, hold or encoding")
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         if compress is not None:
             self.send_header("Content-Encoding", encoding)
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
+        if sized:
+            self.send_header("Content-Length", str(sum(map(len, events))))
+        else:
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
+        if sized:
+            for index, event in enumerate(events):
+                if index and delay:
+                    time.sleep(delay)
+                self.wfile.write(event)
+                self.wfile.flush()
+                self.record["response_body"] += event
+            return
         for index, event in enumerate(events):
             if break_after is not None and index >= break_after:
                 # Simulate a broken stream: no terminating chunk, connection gone.

@@ -166,6 +166,16 @@ def test_an_answer_whose_names_come_back_is_asked_for_uncompressed(accepted):
     assert exchange.accept_encoding_sent == (None if wanted is None else accepted)
 
 
+@pytest.mark.parametrize("content_length", ["531", None])
+@pytest.mark.parametrize("fix", [True, False])
+def test_a_sized_stream_loses_its_length_only_when_names_may_come_back(fix, content_length):
+    exchange = _renamed(fix=fix)
+    tap = exchange.stream_tap()
+    drops = fix and content_length is not None
+    assert exchange.drops_length(tap, content_length) is drops
+    assert exchange.length_dropped == (content_length if drops else None)
+
+
 def test_an_answer_with_no_names_to_give_back_keeps_its_encoding():
     exchange = _renamed(fix=False)  # observed: nothing renamed, nothing to restore
     assert exchange.answer_encoding("gzip") is None

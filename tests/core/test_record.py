@@ -37,6 +37,9 @@ def test_the_record_survives_metadata_unchanged():
     recorded = FlowRecord.of(exchange_for(MASTRA, "openai-chat", "openai", fix=True), "fix")
     recorded.saved = True
     assert FlowRecord.from_metadata(recorded.to_metadata()) == recorded
+    recorded.length_dropped = "531"
+    assert FlowRecord.from_metadata(recorded.to_metadata()) == recorded
+    assert "without its Content-Length" in recorded.fixes_text()
 
 
 @pytest.mark.parametrize(

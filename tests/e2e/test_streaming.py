@@ -295,3 +295,85 @@ def test_anticomp_lets_observe_mode_read_a_stream_the_provider_would_compress_wi
     read_all(response)
     line = proxy.wait_for_log("response-unknown-tool")
     assert "response-unreadable" not in proxy.log_text() and "Traceback" not in line
+
+
+# A stream sent with a Content-Length (valid HTTP: buffering gateways, replay and mock servers
+# send one). Fix mode's restored names change the body's length, so the length must go.
+@pytest.mark.parametrize("api", sorted(STREAMS))
+def test_fix_mode_sends_a_sized_stream_on_chunked_once_names_are_given_back(
+    mitmdump, mitmdump_binary, standin, tmp_path, api
+):
+    from toolnames_core import choose_rule
+    from toolnames_core.aliases import alias_for
+    from toolnames_core.rules import RULES
+
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump(
+        "--set", "toolnames_mode=fix", "--set", f"toolnames_save={saved}", binary=mitmdump_binary
+    )
+    path, body = STREAMS[api]
+    body = json.loads(json.dumps(body).replace("get_weather", "get weather"))
+    alias = alias_for("get weather", RULES[choose_rule(api, "127.0.0.1", ())])
+    headers = {"x-standin-call": alias, "x-standin-framing": "length"}
+    response = open_stream(proxy.url, path, body, headers)
+    sent = standin.requests[-1]
+    assert response.getheader("content-length") is None
+    assert response.getheader("transfer-encoding") == "chunked"
+    received = read_all(response)  # with the provider's length kept, this waits and times out
+    assert alias.encode() in sent["response_body"] and alias.encode() not in received
+    assert len(received) != len(sent["response_body"])
+
+    (flow,) = wait_for_flows(saved, 1)
+    meta = flow.metadata["toolnames"]
+    assert meta["content_length_dropped"] == str(len(sent["response_body"]))
+    assert meta["restored"] >= 1
+    line = proxy.wait_for_log("sent the streamed answer without its Content-Length")
+    assert "Traceback" not in line
+
+
+def test_observe_mode_keeps_a_sized_stream_byte_for_byte_headers_included(
+    mitmdump, mitmdump_binary, standin
+):
+    proxy = mitmdump(binary=mitmdump_binary)
+    path, body = STREAMS["anthropic-messages"]
+    headers = {"x-standin-call": "get_weather", "x-standin-framing": "length"}
+    response = open_stream(proxy.url, path, body, headers)
+    received = read_all(response)
+    sent = standin.requests[-1]["response_body"]
+    assert received == sent
+    assert response.getheader("content-length") == str(len(sent))
+    assert response.getheader("transfer-encoding") is None
+
+
+@pytest.mark.needs_sdk
+def test_anthropic_sdk_stream_with_a_content_length_ends_in_fix_mode(
+    mitmdump, mitmdump_binary, standin
+):
+    # The user's report: 531 bytes promised, 522 sent, and the SDK's stream hung until its
+    # read timeout. The timeout here only bounds a failure.
+    import anthropic
+
+    from toolnames_core.aliases import alias_for
+    from toolnames_core.rules import RULES
+
+    proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
+    alias = alias_for("github.create_issue", RULES["anthropic"])
+    client = anthropic.Anthropic(
+        base_url=proxy.url,
+        api_key="test-not-a-key",
+        max_retries=0,
+        timeout=CLIENT_TIMEOUT,
+        default_headers={"x-standin-call": alias, "x-standin-framing": "length"},
+    )
+    stream = client.messages.create(
+        model="claude-sonnet-4-6",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "hi"}],
+        tools=[{"name": "github.create_issue", "input_schema": {"type": "object"}}],
+        stream=True,
+    )
+    events = [event.model_dump() for event in stream]
+    names = [e["content_block"]["name"] for e in events if e["type"] == "content_block_start"]
+    assert names == ["github.create_issue"]
+    assert events[-1]["type"] == "message_stop"
+    assert "Traceback" not in proxy.log_text()

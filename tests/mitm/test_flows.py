@@ -93,3 +93,15 @@ def test_content_is_what_get_content_gives(encoding, strict):
             mitm_flows.content(f.request, strict=strict)
     else:
         assert mitm_flows.content(f.request, strict=strict) == expected
+
+
+@pytest.mark.parametrize(
+    "version,chunked", [("HTTP/1.1", True), ("HTTP/1.0", False), ("HTTP/2.0", False)]
+)
+def test_an_unsized_response_is_framed_as_its_client_allows(version, chunked):
+    f = tflow.tflow(resp=True)
+    f.request.http_version = version
+    f.response.headers["Content-Length"] = "531"
+    mitm_flows.unsized(f)
+    assert "content-length" not in f.response.headers
+    assert f.response.headers.get("transfer-encoding") == ("chunked" if chunked else None)
