@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
+from collections.abc import Callable
 from collections.abc import Sequence
 
 import mitmproxy.types
@@ -77,6 +78,7 @@ class ToolNames:
         self.deferral = Deferral(self._check_pending, self._redraw)
         # Bad option values found while loading, and whether one keeps the addon off.
         self.unparsable: list[str] = []
+        self.restore_set: Callable[[], None] = lambda: None
         self.loading = False
         self.off = False
 
@@ -85,6 +87,8 @@ class ToolNames:
         options.declare(loader)
         # A value mitmproxy cannot parse would unload this script without a word: see options.py.
         self.unparsable = options.withdraw_unparsable(loader.master.options)
+        # Once running, `set toolnames_moed fix` is refused with the same line.
+        self.restore_set = options.refuse_unknown(loader.master.commands)
         self.loading = True
 
     def configure(self, updated):
@@ -148,6 +152,7 @@ class ToolNames:
         # check them now, or their findings are lost.
         self.deferral.run_all()
         self._close_writer()
+        self.restore_set()
 
     def _close_writer(self) -> None:
         if self.writer:

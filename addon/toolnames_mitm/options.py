@@ -6,10 +6,17 @@ inside its script loader, and a value it cannot parse there (``toolnames_redact=
 scalar option given twice or without a value) leaves the script silently unloaded: no line,
 no hook. So ``withdraw_unparsable`` takes such values out before mitmproxy reads them, and
 the addon reports them itself.
+
+mitmproxy also keeps a value for an option nobody declares (``--set toolnames_moed=fix``)
+among its deferred values, silently, for good: the proxy would run in observe mode. So a
+``toolnames_…`` name that is none of toolnames' options is withdrawn and told too, naming
+the closest option (``unknown_option``); once running, mitmproxy's ``set`` command refuses
+an unknown name itself, and ``refuse_unknown`` gives it the same line.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,10 +46,13 @@ __all__ = [
     "RULE",
     "SAVE",
     "Invalid",
+    "PREFIX",
     "Option",
     "bad_value",
     "declare",
     "read",
+    "refuse_unknown",
+    "unknown_option",
     "withdraw_unparsable",
 ]
 
@@ -218,6 +228,47 @@ READER = Option(
 
 OPTIONS = [MODE, SAVE, REDACT, RULE, FILTER, MAX_BODY, READER]
 NAMES = frozenset(option.name for option in OPTIONS)
+# Every toolnames option's name starts so: another name that does is a misspelled one.
+PREFIX = "toolnames_"
+
+
+def unknown_option(name: str) -> str | None:
+    """The one line for a ``toolnames_…`` name that is no toolnames option; None for any
+    other name (one of toolnames' own, or another addon's)."""
+    if not name.startswith(PREFIX) or name in NAMES:
+        return None
+    # cutoff=0: a name that starts with the prefix always gets the closest of seven.
+    closest = difflib.get_close_matches(name, sorted(NAMES), n=1, cutoff=0)[0]
+    return f"{name}: is not a toolnames option; did you mean {closest}?"
+
+
+def refuse_unknown(commands) -> Callable[[], None]:
+    """Put a ``set`` command before mitmproxy's own (the console's ``:set``, mitmweb's
+    command bar) that refuses a misspelled toolnames option with its line, and hands every
+    other call to mitmproxy's unchanged. Returns what puts mitmproxy's own back (``done``):
+    mitmproxy removes no command when a script is unloaded."""
+    original = commands.commands.get("set")
+    if original is None:
+        return lambda: None
+    # A script reloaded wraps mitmproxy's own command, not the previous wrapper.
+    own = getattr(original.func, "mitmproxy_set", original.func)
+
+    def set_option(option: str, *value: str) -> None:
+        line = unknown_option(option)
+        if line is not None:
+            raise exceptions.CommandError(line)
+        own(option, *value)
+
+    set_option.__doc__ = own.__doc__
+    set_option.mitmproxy_set = own  # type: ignore[attr-defined]
+    commands.add("set", set_option)
+    installed = commands.commands["set"]
+
+    def restore() -> None:
+        if commands.commands.get("set") is installed:
+            commands.commands["set"] = original
+
+    return restore
 
 
 def bad_value(option: Option, problem: Invalid) -> str:
@@ -256,9 +307,16 @@ def withdraw_unparsable(options) -> list[str]:
     """
     Take out of mitmproxy's deferred values (``--set`` and the config file, for options not yet
     declared) those of toolnames' options that mitmproxy would fail to parse or type-check,
-    and return a line for each. Call it in ``load``, right after ``declare``.
+    and return a line for each; and those of ``toolnames_…`` names that are no toolnames
+    option, which mitmproxy would keep without a word. Call it in ``load``, right after
+    ``declare``.
     """
     problems = []
+    for name in sorted(options.deferred):
+        line = unknown_option(name)
+        if line is not None:
+            del options.deferred[name]
+            problems.append(line)
     for option in OPTIONS:
         if option.name not in options.deferred:
             continue

@@ -59,6 +59,16 @@ BAD = [
         "toolnames_save: 'no-such-folder/flagged.mitm' is in a folder that does not exist "
         "(no-such-folder); accepted: a file in a folder that exists",
     ),
+    # mitmproxy keeps a value for an option nobody declares, without a word: the proxy ran
+    # in observe mode.
+    (
+        ["toolnames_moed=fix"],
+        "toolnames_moed: is not a toolnames option; did you mean toolnames_mode?",
+    ),
+    (
+        ["toolnames_mode=fix", "toolnames_max-body=1k"],
+        "toolnames_max-body: is not a toolnames option; did you mean toolnames_max_body?",
+    ),
 ]
 
 

@@ -199,3 +199,51 @@ def test_a_value_of_the_wrong_type_from_the_config_file_is_withdrawn():
             f"toolnames_rule: 'a=openai' is not a list of strings; accepted: {RULES_ACCEPTED}",
         ]
         tctx.options.process_deferred()
+
+
+@pytest.mark.parametrize(
+    "name,closest",
+    [
+        ("toolnames_moed", "toolnames_mode"),
+        ("toolnames_maxbody", "toolnames_max_body"),
+        ("toolnames_rules", "toolnames_rule"),
+        ("toolnames_svae", "toolnames_save"),
+        ("toolnames_Mode", "toolnames_mode"),
+    ],
+)
+def test_a_misspelled_option_is_withdrawn_and_told_with_the_closest(name, closest):
+    # mitmproxy keeps a value for an option nobody declared among its deferred values, for
+    # good and without a word: the proxy would run in observe mode.
+    with taddons.context() as tctx:
+        tctx.options.set(f"{name}=fix", "other_addons_option=1", defer=True)
+        options.declare(addonmanager.Loader(tctx.master))
+        problems = options.withdraw_unparsable(tctx.options)
+        assert problems == [f"{name}: is not a toolnames option; did you mean {closest}?"]
+        assert name not in tctx.options.deferred
+        # Another addon's option is left to that addon (and to mitmproxy).
+        assert "other_addons_option" in tctx.options.deferred
+
+
+def test_the_set_command_refuses_a_misspelled_option_with_the_same_line():
+    from toolnames_mitm.addon import ToolNames
+
+    addon = ToolNames()
+    with taddons.context(addon) as tctx:
+        commands = tctx.master.commands
+        with pytest.raises(exceptions.CommandError) as refused:
+            commands.call_strings("set", ["toolnames_moed", "fix"])
+        assert str(refused.value) == (
+            "toolnames_moed: is not a toolnames option; did you mean toolnames_mode?"
+        )
+        with pytest.raises(exceptions.CommandError) as refused:
+            commands.execute("set toolnames_moed fix")
+        assert "did you mean toolnames_mode?" in str(refused.value)
+        # Everything else is mitmproxy's own set, as before.
+        commands.call_strings("set", ["toolnames_mode", "fix"])
+        assert tctx.options.toolnames_mode == "fix" and addon.mode == "fix"
+        with pytest.raises(exceptions.CommandError, match="Unknown option"):
+            commands.call_strings("set", ["no_such_option", "1"])
+        addon.done()
+        # Unloaded: mitmproxy's own command is back.
+        with pytest.raises(exceptions.CommandError, match="Unknown option"):
+            commands.call_strings("set", ["toolnames_moed", "fix"])
