@@ -36,13 +36,16 @@ from tests.testkit import exchange_for
 from tests.testkit import judge
 from tests.testkit.arbitrary import APIS
 from tests.testkit.arbitrary import CONTENT_TYPES
+from tests.testkit.arbitrary import EVENT_SEEDS
 from tests.testkit.arbitrary import EVENTS
 from tests.testkit.arbitrary import FAST
 from tests.testkit.arbitrary import PATHS
 from tests.testkit.arbitrary import REQUEST_SEEDS
 from tests.testkit.arbitrary import REQUESTS
+from tests.testkit.arbitrary import RESPONSE_SEEDS
 from tests.testkit.arbitrary import RESPONSES
 from tests.testkit.arbitrary import SDK_FIXTURES
+from tests.testkit.arbitrary import SEED_DROPS
 from tests.testkit.arbitrary import STREAMING_APIS
 from tests.testkit.arbitrary import any_text
 from tests.testkit.arbitrary import cut
@@ -69,6 +72,20 @@ def test_every_format_with_sdk_fixtures_has_request_seeds():
     for fixture in SDK_FIXTURES.glob("*.json"):
         fixture_apis.add(endpoints.detect_api("POST", json.loads(fixture.read_text())["path"]))
     assert {api for api in APIS if REQUEST_SEEDS[api]} == fixture_apis & set(APIS)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_every_format_with_request_seeds_has_answers_to_seed_from(api):
+    # A format whose fixtures the stand-in refuses would get generic answers only.
+    if REQUEST_SEEDS[api]:
+        assert RESPONSE_SEEDS[api], f"no answer seeds for {api}: {SEED_DROPS}"
+    if REQUEST_SEEDS[api] and api in STREAMING_APIS:
+        assert EVENT_SEEDS[api], f"no stream event seeds for {api}: {SEED_DROPS}"
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_every_format_has_a_request_path_for_the_addon_properties(api):
+    assert PATHS.get(api), f"no request path reaches {api}: add one to CANDIDATE_PATHS"
 
 
 # --- the pure core ----------------------------------------------------------------------------------
@@ -212,8 +229,7 @@ def make_flow(path: str, body: bytes) -> http.HTTPFlow:
 
 def drawn_exchange(api: str, data) -> tuple[http.HTTPFlow, bytes]:
     """A live flow to one of ``api``'s paths with a drawn request body, and a drawn answer."""
-    if api not in PATHS:
-        pytest.skip(f"no request path reaches {api}: add one to CANDIDATE_PATHS")
+    assert PATHS.get(api), f"no request path reaches {api}: add one to CANDIDATE_PATHS"
     body, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
     return make_flow(data.draw(st.sampled_from(PATHS[api])), body), response
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import copy
 import json
 import os
+from typing import NamedTuple
 
-from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 
 from standin import formats as standin_formats
+from standin.shared import ProviderError
 from tests.testkit.disk import SDK_DIR
 from tests.testkit.streams import aws_event
 from toolnames_core import endpoints
@@ -33,6 +34,8 @@ __all__ = [
     "RESPONSE_SEEDS",
     "SCALE",
     "SDK_FIXTURES",
+    "SEED_DROPS",
+    "SeedDrop",
     "STREAMING_APIS",
     "STREAM_TYPES",
     "TOOLISH_KEYS",
@@ -56,8 +59,8 @@ __all__ = [
 APIS = sorted(FORMATS)
 STREAMING_APIS = sorted(api for api, fmt in FORMATS.items() if fmt.stream_collector)
 
-# Paths that reach each API; a format added later is found here by endpoints.detect_api, or its
-# addon-level property is skipped with a message saying which path to add.
+# Paths that reach each API; a format added later is found here by endpoints.detect_api, or
+# tests/core/test_properties.py fails, naming the format that needs a path here.
 CANDIDATE_PATHS = (
     "/v1/chat/completions",
     "/v1/responses",
@@ -281,35 +284,50 @@ def _aws_encodable(value: object) -> bool:
 SDK_FIXTURES = SDK_DIR
 
 
-def _seeds() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, list[bytes]]]:
+class SeedDrop(NamedTuple):
+    """A fixture that gave no seed, and why: the property tests name these when a format
+    is left without seeds (tests/core/test_properties.py)."""
+
+    fixture: str
+    reason: str
+
+
+def _seeds() -> tuple[
+    dict[str, list[dict]], dict[str, list[dict]], dict[str, list[bytes]], list[SeedDrop]
+]:
     requests: dict[str, list[dict]] = {api: [] for api in APIS}
     events: dict[str, list[dict]] = {api: [] for api in APIS}
     responses: dict[str, list[bytes]] = {api: [] for api in APIS}
+    drops: list[SeedDrop] = []
     for fixture in sorted(SDK_FIXTURES.glob("*.json")):
-        try:
-            case = json.loads(fixture.read_text())
-            api = endpoints.detect_api("POST", case["path"])
-        except (ValueError, KeyError, TypeError):
-            continue
+        # A fixture that is not JSON, or has no path, is a broken fixture: the error stops
+        # the test kit's import (and so the run) instead of leaving a format unseeded.
+        case = json.loads(fixture.read_text())
+        api = endpoints.detect_api("POST", case["path"])
         if api not in requests or not isinstance(case.get("body"), dict):
+            drops.append(SeedDrop(fixture.name, f"no JSON object body for a format ({api})"))
             continue
         requests[api].append(case["body"])
         found = standin_formats.route(case["path"])
         if found is None:
+            drops.append(SeedDrop(fixture.name, f"the stand-in serves no {case['path']}"))
             continue
         fmt = found.format
         try:
             turn = fmt.decide(case["body"], case["path"], b"", "search_web,drop_tables")
             stream = b"".join(fmt.events(turn, case["body"], "alt=sse"))
             responses[api] += [stream, json.dumps(fmt.render(turn, case["body"])).encode()]
-        except Exception:  # noqa: BLE001 (the stand-in does not speak this format: no seeds)
+        except ProviderError as e:
+            # The stand-in refuses the request as the provider would: no answer to seed from.
+            # Any other exception is a bug in the stand-in or here, and is not caught.
+            drops.append(SeedDrop(fixture.name, f"the stand-in answers {e.status}: {e}"))
             continue
         decoder = EventDecoder(FORMATS[api].stream_framing)
         events[api] += [*decoder.feed(stream), *decoder.close()]
-    return requests, events, responses
+    return requests, events, responses, drops
 
 
-REQUEST_SEEDS, EVENT_SEEDS, RESPONSE_SEEDS = _seeds()
+REQUEST_SEEDS, EVENT_SEEDS, RESPONSE_SEEDS, SEED_DROPS = _seeds()
 
 
 def places(value: object, prefix: tuple = ()):
@@ -391,12 +409,11 @@ SCALE = max(1, int(os.environ.get("TOOLNAMES_PROPERTY_SCALE", "1")))
 
 
 def examples(n: int, **kwargs) -> settings:
-    return settings(
-        max_examples=n * SCALE,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        **kwargs,
-    )
+    # No health check is suppressed: one that fires (a strategy that filters most draws, data
+    # too slow or too large to make) means the property ran on fewer or smaller examples than
+    # it says, and should fail. The deadline is off: an example's time depends on its body
+    # (up to 200 kB) and the machine's load, and a time limit is not what these test.
+    return settings(max_examples=n * SCALE, deadline=None, **kwargs)
 
 
 FAST = examples(30)
