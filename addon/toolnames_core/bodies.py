@@ -121,7 +121,7 @@ def read_response_calls(
     """The tool calls in a complete response body, streamed or not."""
     fmt = FORMATS[api]
     if is_stream(content_type):
-        if fmt.stream_collector is None:
+        if fmt.stream_collector is None or fmt.framing is None:
             return [], None
         tap = StreamTap(fmt, reader=reader).feed_all(content)
         return tap.calls(), tap.problem()

@@ -244,7 +244,7 @@ class Exchange:
         """A tap for the streamed answer: it reads the calls (through gzip or deflate, if
         the stream is so encoded) and restores the app's names."""
         fmt = FORMATS[self.api]
-        if fmt.stream_collector is None:
+        if fmt.stream_collector is None or fmt.framing is None:
             return None
         coding = stream_coding(content_encoding)
         if coding is not None and self.restorer is not None:

@@ -25,10 +25,10 @@ from toolnames_core import bodies
 from toolnames_core.aliases import Restorer
 from toolnames_core.aliases import alias_for
 from toolnames_core.formats import FORMATS
+from toolnames_core.framings import rewriter_for
 from toolnames_core.rules import RULES
 from toolnames_core.rules import valid_name_pattern
 from toolnames_core.streams import StreamTap
-from toolnames_core.streams import rewriter_for
 
 OPENAI = RULES["openai"]
 MCP_NAMES = [
@@ -233,7 +233,7 @@ def aliased_fixture(name: str):
     calls, _ = bodies.read_response_calls(api, content_type, original)
     aliases = {alias_for(c.name, RULES["portable"]): c.name for c in calls}
     to_alias = Restorer({app: alias for alias, app in aliases.items()})  # the other way
-    sent = rewriter_for(FORMATS[api].stream_framing, to_alias)
+    sent = rewriter_for(FORMATS[api].framing, to_alias)
     sent = to_alias(original) if content_type == "application/json" else sent(original) + sent(b"")
     return api, content_type, original, sent, aliases
 

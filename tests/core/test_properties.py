@@ -56,13 +56,13 @@ from toolnames_core import endpoints
 from toolnames_core import readers
 from toolnames_core import streams
 from toolnames_core.formats import FORMATS
+from toolnames_core.framings import FRAMINGS
+from toolnames_core.framings import AwsEventStreamFramer
 from toolnames_core.model import NameRef
 from toolnames_core.rules import RULES
 from toolnames_core.rules import name_violations
 from toolnames_core.rules import valid_name_pattern
-from toolnames_core.streams import AwsEventStreamFramer
 from toolnames_core.streams import EventDecoder
-from toolnames_core.streams import SseFramer
 from toolnames_mitm import deferral
 
 
@@ -168,9 +168,8 @@ def framed(framer, pieces: list[bytes]) -> list:
 @given(data=st.data(), raw=response_bodies())
 def test_framers_read_the_same_events_however_any_bytes_are_cut(data, raw):
     pieces = data.draw(cut(raw))
-    for make in (SseFramer, AwsEventStreamFramer):
-        assert framed(make(), pieces) == framed(make(), [raw])
-    for framing in ("sse", "aws-eventstream"):
+    for framing in FRAMINGS.values():
+        assert framed(framing.framer(), pieces) == framed(framing.framer(), [raw])
         assert framed(EventDecoder(framing), pieces) == framed(EventDecoder(framing), [raw])
 
 

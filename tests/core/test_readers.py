@@ -33,6 +33,7 @@ from toolnames_core import endpoints
 from toolnames_core import readers
 from toolnames_core.exchange import Exchange
 from toolnames_core.formats import FORMATS
+from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.rules import RULES
 
 needs_msgspec = pytest.mark.skipif(
@@ -408,7 +409,7 @@ def check_event_shape(api: str, events: list) -> None:
     fmt, log = FORMATS[api], []
     collector = fmt.stream_collector()
     for event in events:
-        if fmt.stream_framing == "aws-eventstream":
+        if fmt.framing is AWS_EVENT_STREAM:
             # The collector gets {<:event-type>: payload}; the payload is what is decoded.
             ((kind, payload),) = event.items() if len(event) == 1 else (("x", event),)
             collector.event({kind: traced(payload, log)})

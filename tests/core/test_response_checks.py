@@ -1,5 +1,6 @@
 """The response side, format by format: the same findings however a stream is split."""
 
+import dataclasses
 import json
 
 import pytest
@@ -203,11 +204,7 @@ def test_a_failing_collector_never_breaks_the_stream():
             return []
 
     fmt = FORMATS["openai-chat"]
-    tap = StreamTap(
-        type(fmt)(
-            fmt.api, fmt.title, fmt.read_request, fmt.block_response, stream_collector=Exploding
-        )
-    )
+    tap = StreamTap(dataclasses.replace(fmt, stream_collector=Exploding))
     raw = sse([{"a": 1}, {"b": 2}])
     assert tap(raw) == raw
     assert tap(b"") == b""

@@ -17,6 +17,7 @@ from tests.testkit.disk import SDK_DIR
 from tests.testkit.streams import aws_event
 from toolnames_core import endpoints
 from toolnames_core.formats import FORMATS
+from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.streams import EventDecoder
 
 __all__ = [
@@ -322,7 +323,7 @@ def _seeds() -> tuple[
             # Any other exception is a bug in the stand-in or here, and is not caught.
             drops.append(SeedDrop(fixture.name, f"the stand-in answers {e.status}: {e}"))
             continue
-        decoder = EventDecoder(FORMATS[api].stream_framing)
+        decoder = EventDecoder(FORMATS[api].framing)
         events[api] += [*decoder.feed(stream), *decoder.close()]
     return requests, events, responses, drops
 
@@ -385,7 +386,7 @@ def _responses(draw, api: str) -> bytes:
         return draw(response_bodies())
     if kind == "events":
         events = draw(st.lists(_events(api), max_size=8))
-        if FORMATS[api].stream_framing == "aws-eventstream":
+        if FORMATS[api].framing is AWS_EVENT_STREAM:
             return b"".join(
                 aws_event(*next(iter(e.items()))) if len(e) == 1 else aws_event("x", e)
                 for e in events

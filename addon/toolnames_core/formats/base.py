@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from typing import Protocol
 
+from toolnames_core.framings import Framing
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
@@ -62,7 +63,7 @@ class WireFormat:
     read_calls: Callable[[dict], list[NameRef]] | None = None
     # A fresh collector for one streamed response.
     stream_collector: Callable[[], CallCollector] | None = None
-    # How the stream is framed: "sse" (text/event-stream) or "aws-eventstream".
-    stream_framing: str = "sse"
+    # How a streamed answer is framed: an entry of framings.FRAMINGS.
+    framing: Framing | None = None
     # What the fast reader decodes; None: it reads this format as the standard reader does.
     shapes: Shapes | None = None

@@ -24,6 +24,7 @@ from toolnames_core.findings import shown
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
@@ -268,6 +269,6 @@ FORMAT = WireFormat(
     block_response,
     read_calls=read_calls,
     stream_collector=StreamCollector,
-    stream_framing="aws-eventstream",
+    framing=AWS_EVENT_STREAM,
     shapes=SHAPES,
 )

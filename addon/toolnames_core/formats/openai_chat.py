@@ -14,6 +14,7 @@ from toolnames_core.findings import type_name
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
@@ -424,5 +425,6 @@ FORMAT = WireFormat(
     block_response,
     read_calls=read_calls,
     stream_collector=StreamCollector,
+    framing=SSE,
     shapes=SHAPES,
 )

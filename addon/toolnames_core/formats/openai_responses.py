@@ -51,6 +51,7 @@ from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.openai_chat import block_response
 from toolnames_core.formats.openai_chat import read_string_choice
 from toolnames_core.formats.openai_chat import with_unwrapped
+from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
@@ -513,5 +514,6 @@ FORMAT = WireFormat(
     block_response,
     read_calls=read_calls,
     stream_collector=StreamCollector,
+    framing=SSE,
     shapes=SHAPES,
 )

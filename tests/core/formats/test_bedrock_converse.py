@@ -32,6 +32,7 @@ from toolnames_core import response_checks
 from toolnames_core import streams
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import bedrock_converse
+from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.rules import RULES
 
 RULE = RULES["bedrock"]
@@ -91,7 +92,7 @@ def test_registered_with_aws_eventstream_response_side():
     fmt = FORMATS["bedrock-converse"]
     assert fmt is bedrock_converse.FORMAT
     assert fmt.read_calls is bedrock_converse.read_calls
-    assert fmt.stream_framing == "aws-eventstream"
+    assert fmt.framing is AWS_EVENT_STREAM
     assert fmt.stream_collector is not None
 
 

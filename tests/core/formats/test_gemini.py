@@ -34,6 +34,7 @@ from toolnames_core import response_checks
 from toolnames_core import streams
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats import gemini
+from toolnames_core.framings import SSE
 from toolnames_core.rules import RULES
 
 RULE = RULES["gemini"]
@@ -82,7 +83,7 @@ def test_registered_with_sse_response_side():
     fmt = FORMATS["gemini"]
     assert fmt is gemini.FORMAT
     assert fmt.read_calls is gemini.read_calls
-    assert fmt.stream_framing == "sse"
+    assert fmt.framing is SSE
     assert fmt.stream_collector is not None
 
 

@@ -1,0 +1,315 @@
+"""How a streamed answer is framed: one table of framings (``FRAMINGS``), as h11 keys its
+body readers in one table. Each framing is an incremental framer (bytes in, whatever their
+split, frames out), the step that turns one frame into the event a format's collector takes,
+and a rewriter that passes the stream through fix mode's restoring a frame at a time.
+
+Framers and rewriters keep at most one unfinished frame in memory and give up (``broken``)
+rather than buffer without bound, so a stream of any length or shape is read in bounded
+memory and never delays a byte: the framers only ever look at copies.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import zlib
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from toolnames_core.readers import DEFAULT
+from toolnames_core.readers import Reader
+
+__all__ = [
+    "AWS_EVENT_STREAM",
+    "FRAMINGS",
+    "MAX_EVENT_BYTES",
+    "SSE",
+    "AwsEventStreamFramer",
+    "EventStreamRewriter",
+    "Framing",
+    "LineRewriter",
+    "SseFramer",
+    "framing_for",
+    "json_or_none",
+    "rewriter_for",
+]
+
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class SseFramer:
+    """Server-sent events (text/event-stream), per the WHATWG parsing rules."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of buffer known to hold no line end, so long lines cost O(n)
+        self.data: list[bytes] = []
+        self.broken = False
+
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
+        """The ``data`` of each event completed by ``chunk``."""
+        if self.broken:
+            return
+        if not self.buffer and b"\r" not in chunk:
+            # The usual chunk: whole lines ending in LF, nothing left from the last one.
+            *lines, rest = chunk.split(b"\n")
+            for line in lines:
+                if (event := self._line(line)) is not None:
+                    yield event
+            self.buffer += rest
+            self.scanned = len(rest)
+            self._limit()
+            return
+        self.buffer += chunk
+        pos = 0
+        for m in _LINE_END.finditer(self.buffer, self.scanned):
+            # A CR at the very end may be the first half of a CRLF: wait for the next byte.
+            if m.group() == b"\r" and m.end() == len(self.buffer):
+                break
+            if (event := self._line(bytes(self.buffer[pos : m.start()]))) is not None:
+                yield event
+            pos = m.end()
+        del self.buffer[:pos]
+        self.scanned = max(0, len(self.buffer) - 1)
+        self._limit()
+
+    def _limit(self) -> None:
+        if len(self.buffer) > MAX_EVENT_BYTES or sum(map(len, self.data)) > MAX_EVENT_BYTES:
+            self.broken = True
+            self.buffer, self.data = bytearray(), []
+
+    def close(self) -> Iterator[bytes]:
+        """An event the stream ends without its blank line still counts: the provider sent it,
+        even though a browser's EventSource would drop it."""
+        if self.broken:
+            return
+        if self.buffer:
+            if (event := self._line(bytes(self.buffer).rstrip(b"\r"))) is not None:
+                yield event
+            self.buffer = bytearray()
+        self.scanned = 0
+        if (event := self._line(b"")) is not None:
+            yield event
+
+    def _line(self, line: bytes) -> bytes | None:
+        """The data of the event this line completes, if it does."""
+        if not line:
+            if self.data:
+                event = b"\n".join(self.data)
+                self.data = []
+                return event
+        elif line.startswith(b"data"):
+            field, _, value = line.partition(b":")
+            if field == b"data":
+                self.data.append(value[1:] if value.startswith(b" ") else value)
+        return None
+
+
+_PRELUDE = struct.Struct(">III")
+_FIXED_HEADER_SIZES = {2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
+
+
+def _headers(raw: bytes) -> dict[str, object]:
+    headers: dict[str, object] = {}
+    pos = 0
+    while pos < len(raw):
+        name_len = raw[pos]
+        name = raw[pos + 1 : pos + 1 + name_len].decode("utf-8", "replace")
+        pos += 1 + name_len
+        kind = raw[pos]
+        pos += 1
+        if kind in (0, 1):
+            headers[name] = kind == 0
+        elif kind in (6, 7):
+            (size,) = struct.unpack_from(">H", raw, pos)
+            value = raw[pos + 2 : pos + 2 + size]
+            headers[name] = value.decode("utf-8", "replace") if kind == 7 else value
+            pos += 2 + size
+        elif kind in _FIXED_HEADER_SIZES:
+            pos += _FIXED_HEADER_SIZES[kind]
+        else:
+            raise ValueError(f"unknown header type {kind}")
+    return headers
+
+
+class AwsEventStreamFramer:
+    """The AWS event stream (application/vnd.amazon.eventstream) of Bedrock's converse-stream."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.broken = False
+
+    def feed(self, chunk: bytes) -> Iterator[tuple[dict[str, object], bytes]]:
+        """(headers, payload) of each message completed by ``chunk``."""
+        if self.broken:
+            return
+        self.buffer += chunk
+        while len(self.buffer) >= _PRELUDE.size:
+            total, headers_len, _ = _PRELUDE.unpack_from(self.buffer)
+            if total > MAX_EVENT_BYTES or headers_len > total - 16:
+                self.broken = True
+                self.buffer = bytearray()
+                return
+            if len(self.buffer) < total:
+                return
+            message = bytes(self.buffer[:total])
+            del self.buffer[:total]
+            try:
+                headers = _headers(message[12 : 12 + headers_len])
+            except (ValueError, IndexError, struct.error):
+                self.broken = True
+                self.buffer = bytearray()
+                return
+            yield headers, message[12 + headers_len : total - 4]
+
+    def close(self) -> Iterator[tuple[dict[str, object], bytes]]:
+        return iter(())
+
+
+class _Rewriter:
+    """What both rewriters share: a rewrite that fails is dropped, never the stream."""
+
+    def __init__(self, rewrite: Callable[[bytes], bytes]) -> None:
+        self.rewrite = rewrite
+        self.held = b""
+        self.failure: str | None = None
+
+    def _rewritten(self, data: bytes) -> bytes:
+        try:
+            return self.rewrite(data)
+        except Exception as e:  # noqa: BLE001
+            # A stream is never broken off because of a name: it goes on as it was sent.
+            self.failure = f"{type(e).__name__}: {e}"
+            self.rewrite = bytes
+            return data
+
+
+class LineRewriter(_Rewriter):
+    """Passes a text stream (SSE) through ``rewrite`` a whole line at a time: every complete
+    line goes on at once, and only an unfinished line is held back (bounded: a line longer
+    than MAX_EVENT_BYTES goes on as it is)."""
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if not chunk:
+            # The end of the message, or an HTTP/2 peer's empty frame: what is held goes on.
+            held, self.held = self.held, b""
+            return self._rewritten(held) if held else b""
+        data = self.held + chunk
+        end = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        if end == 0 and len(data) <= MAX_EVENT_BYTES:
+            self.held = data
+            return b""
+        if end == 0:
+            self.held = b""
+            return data
+        self.held = data[end:]
+        return self._rewritten(data[:end])
+
+
+class EventStreamRewriter(_Rewriter):
+    """Passes an AWS event stream through ``rewrite`` one message payload at a time,
+    recomputing the lengths and both CRCs of a message whose payload changed. A complete
+    message goes on at once; a stream it cannot frame goes on unchanged from there."""
+
+    broken = False
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if self.broken or not chunk:
+            held, self.held = self.held, b""
+            return held + chunk
+        data = self.held + chunk
+        out = []
+        pos = 0
+        while len(data) - pos >= _PRELUDE.size:
+            total, headers_len, _ = _PRELUDE.unpack_from(data, pos)
+            if total > MAX_EVENT_BYTES or headers_len > total - 16:
+                self.broken = True
+                break
+            if len(data) - pos < total:
+                break
+            out.append(self._message(data[pos : pos + total], headers_len))
+            pos += total
+        if self.broken:
+            self.held = b""
+            return b"".join(out) + data[pos:]
+        self.held = data[pos:]
+        return b"".join(out)
+
+    def _message(self, message: bytes, headers_len: int) -> bytes:
+        head = message[12 : 12 + headers_len]
+        payload = message[12 + headers_len : -4]
+        new = self._rewritten(payload)
+        if new == payload:
+            return message
+        prelude = struct.pack(">II", 16 + headers_len + len(new), headers_len)
+        prelude += struct.pack(">I", zlib.crc32(prelude))
+        body = prelude + head + new
+        return body + struct.pack(">I", zlib.crc32(body))
+
+
+def json_or_none(data: bytes, reader: Reader = DEFAULT, shape: object = None) -> dict | None:
+    try:
+        value = reader.event(data, shape)
+    except (ValueError, RecursionError):  # UnicodeDecodeError included
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _sse_event(frame: bytes, reader: Reader, shape: object) -> dict | None:
+    return json_or_none(frame, reader, shape)
+
+
+def _aws_event(
+    frame: tuple[dict[str, object], bytes], reader: Reader, shape: object
+) -> dict | None:
+    # Exceptions arrive as messages of their own type; only events carry calls.
+    headers, payload = frame
+    if headers.get(":message-type") != "event":
+        return None
+    body = json_or_none(payload, reader, shape)
+    return None if body is None else {str(headers.get(":event-type")): body}
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """One way a stream is framed: what a format's ``framing`` names."""
+
+    name: str
+    # The media types of a stream so framed, lowercase; matched as prefixes of Content-Type.
+    content_types: tuple[str, ...]
+    # A fresh incremental framer: feed(chunk) and close() give the frames completed.
+    framer: Callable[[], SseFramer | AwsEventStreamFramer]
+    # (frame, reader, shape) -> the event a CallCollector takes, or None for a frame that
+    # carries none (a payload that is not a JSON object, an AWS exception message).
+    event: Callable[[object, Reader, object], dict | None]
+    # (rewrite) -> a rewriter that passes the stream through ``rewrite`` a frame at a time.
+    rewriter: Callable[[Callable[[bytes], bytes]], LineRewriter | EventStreamRewriter]
+
+    def carries(self, content_type: str) -> bool:
+        return content_type.lower().startswith(self.content_types)
+
+
+# Server-sent events (WHATWG): OpenAI, Anthropic, Gemini with alt=sse.
+SSE = Framing("sse", ("text/event-stream",), SseFramer, _sse_event, LineRewriter)
+# The AWS event stream of Bedrock: binary messages with headers, lengths and CRCs.
+AWS_EVENT_STREAM = Framing(
+    "aws-eventstream",
+    ("application/vnd.amazon.eventstream",),
+    AwsEventStreamFramer,
+    _aws_event,
+    EventStreamRewriter,
+)
+
+FRAMINGS: dict[str, Framing] = {f.name: f for f in [SSE, AWS_EVENT_STREAM]}
+
+
+def framing_for(content_type: str) -> Framing | None:
+    """The framing a Content-Type names; None for an answer that is not a stream."""
+    return next((f for f in FRAMINGS.values() if f.carries(content_type)), None)
+
+
+def rewriter_for(framing: Framing, rewrite: Callable[[bytes], bytes]):
+    """The rewriter of a stream of ``framing``."""
+    return framing.rewriter(rewrite)
