@@ -185,7 +185,7 @@ def exchange_for(seen: Incoming, overrides: tuple[RuleOverride, ...], reader: Re
 
 
 def session_for(
-    flow: http.HTTPFlow, overrides: tuple[RuleOverride, ...], mode: str
+    flow: http.HTTPFlow, overrides: tuple[RuleOverride, ...], mode: str, reader: Reader
 ) -> Session | None:
     """The session for a WebSocket's upgrade request; None if it is no LLM API session."""
     request = flow.request
@@ -195,7 +195,7 @@ def session_for(
     at = host(request)
     rule = choose_rule(PROTOCOLS[protocol].rule_api, at, overrides, request.port)
     # Only a live connection can be changed: a session read from a file is observed.
-    return Session(protocol, rule, at, mode if flow.live else "observe")
+    return Session(protocol, rule, at, mode if flow.live else "observe", reader)
 
 
 def recorded(flow: http.HTTPFlow, checked: Exchange | Session, mode: str) -> FlowRecord:

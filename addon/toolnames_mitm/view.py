@@ -108,7 +108,8 @@ def session_view(flow: http.HTTPFlow, shown: object, data: bytes) -> str | None:
     else:
         overrides = _option("toolnames_rule", _overrides, ())
         rule = choose_rule(PROTOCOLS[protocol].rule_api, host, overrides, flow.request.port)
-    session = Session(protocol, rule, host)
+    reader = _option("toolnames_reader", reader_named, READERS[0])
+    session = Session(protocol, rule, host, reader=reader)
     messages = flow.websocket.messages
     index = next((i for i, m in enumerate(messages) if m is shown), len(messages))
     for i, message in enumerate(messages[:index]):

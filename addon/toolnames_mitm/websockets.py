@@ -46,7 +46,7 @@ class LiveSessions:
         tn = self.toolnames
         if not tn.watches(flow):
             return
-        session = flows.session_for(flow, tn.overrides, tn.mode)
+        session = flows.session_for(flow, tn.overrides, tn.mode, tn.reader)
         if session is None or tn.shown_as_read_back(flow):
             return
         tn.tracked[flow] = Tracked(session=session)

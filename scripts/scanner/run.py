@@ -326,7 +326,9 @@ class Scanner:
             self._report(label, fmt, ex, ex.recorded)
             return
         try:
-            session = inspect_session(ex.host, ex.path, ex.messages, self.overrides)
+            session = inspect_session(
+                ex.host, ex.path, ex.messages, self.overrides, reader=self.reader
+            )
         except Exception as e:  # noqa: BLE001 - a bug in a check must not end the scan
             self.incomplete = True
             self.note(

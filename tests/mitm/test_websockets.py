@@ -22,6 +22,7 @@ from mitmproxy.test import tflow
 from harness.inprocess import running
 from tests.testkit import read_flows
 from toolnames_core import FlowRecord
+from toolnames_core import readers
 from toolnames_core.sessions import Block
 from toolnames_mitm import report
 from toolnames_mitm import websockets
@@ -209,6 +210,14 @@ def test_observe_marks_comments_and_logs_a_session_with_message_indices(caplog):
     assert "message 2 (server): toolnames error: response-unknown-tool" in caplog.text
     assert FlowRecord.from_metadata(meta).findings[1].message_index == 2
     assert f not in tn.toolnames.tracked  # gone with the connection
+
+
+@pytest.mark.parametrize("reader", [r.name for r in readers.READERS])
+def test_a_session_reads_its_messages_with_the_reader_toolnames_reader_names(reader):
+    with live_sessions(toolnames_reader=reader) as (tctx, tn):
+        f = ws_flow("api.openai.com", REALTIME_PATH)
+        tn.websocket_start(f)
+        assert tn.toolnames.tracked[f].session.reader.name == reader
 
 
 def test_block_drops_the_message_and_injects_realtimes_error_event(monkeypatch):

@@ -19,7 +19,6 @@ Names are judged as on HTTP, with the same checks and codes (``request_checks``,
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -37,6 +36,8 @@ from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import describe_name
+from toolnames_core.readers import DEFAULT
+from toolnames_core.readers import Reader
 from toolnames_core.rules import RULES
 from toolnames_core.sessions import gemini_live
 from toolnames_core.sessions import realtime
@@ -97,9 +98,17 @@ class Session:
         "messages",
         "last",
         "undo",
+        "reader",
     )
 
-    def __init__(self, protocol: str, rule: str, host: str = "", mode: str = "observe") -> None:
+    def __init__(
+        self,
+        protocol: str,
+        rule: str,
+        host: str = "",
+        mode: str = "observe",
+        reader: Reader = DEFAULT,
+    ) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
         if rule not in RULES:
@@ -130,6 +139,9 @@ class Session:
         self.undo: dict[str, tuple[list[NameRef], Choice | None]] = {}
         # What the last message read declared or called (the content view shows it).
         self.last: ClientMessage | ServerMessage | None = None
+        # How its messages are decoded (readers.py), as an Exchange's bodies are. The
+        # protocols declare no shape, so the fast reader hands each message to json.
+        self.reader = reader
 
     @property
     def api(self) -> str:
@@ -158,7 +170,7 @@ class Session:
     def _parse(self, index: int, content: bytes, from_client: bool) -> tuple[dict | None, list]:
         """The message as a JSON object; or None, with a finding if it is not JSON."""
         try:
-            event = json.loads(content)
+            event = self.reader.body(content, None)
         except (ValueError, RecursionError) as e:
             code = codes.REQUEST_UNREADABLE if from_client else codes.RESPONSE_UNREADABLE
             side = "client" if from_client else "server"
@@ -340,6 +352,7 @@ def inspect_session(
     messages: Iterable[tuple[int, bool, bytes]],
     overrides: tuple = (),
     port: int | None = None,
+    reader: Reader = DEFAULT,
 ) -> Session | None:
     """Everything the live addon checks, for one recorded WebSocket session: its messages
     as (index in the flow's messages, from_client, content), in order, without the ones
@@ -349,7 +362,7 @@ def inspect_session(
     if protocol is None:
         return None
     rule = endpoints.choose_rule(PROTOCOLS[protocol].rule_api, host, overrides, port)
-    session = Session(protocol, rule, host)
+    session = Session(protocol, rule, host, reader=reader)
     for index, from_client, content in messages:
         session.receive(index, from_client, content)
     return session

@@ -13,12 +13,15 @@ from tests.testkit import keyed_bodies
 from tests.testkit.arbitrary import places
 from tests.testkit.arbitrary import replaced
 from toolnames_core import codes
+from toolnames_core import readers
 from toolnames_core.aliases import alias_for
+from toolnames_core.readers import Reader
 from toolnames_core.rules import RULES
 from toolnames_core.sessions import Session
 from toolnames_core.sessions import inspect_session
 
 MCP_NAME = "github.create_issue"
+REALTIME_PATH = "/v1/realtime?model=gpt-realtime"
 ALIAS = alias_for(MCP_NAME, RULES["openai"])
 
 
@@ -258,6 +261,41 @@ def test_a_message_that_is_not_json_passes_with_a_warning():
         (codes.RESPONSE_UNREADABLE, "warning", 1),
     ]
     assert session.receive(2, True, b"[1, 2]").findings == []  # JSON, and names nothing
+
+
+def spy_reader(read: list) -> Reader:
+    """The standard reader, noting each body it reads."""
+
+    def body(content, shape=None):
+        read.append(content)
+        return readers.STANDARD.body(content, shape)
+
+    return Reader("spy", "a reader that notes what it reads", body, readers.STANDARD.event)
+
+
+def test_messages_are_read_through_the_sessions_reader_as_an_exchanges_bodies_are():
+    assert realtime().reader is readers.DEFAULT
+    read = []
+    message = shapes.dumps(shapes.session_update([shapes.function_tool(MCP_NAME)]))
+    session = Session("openai-realtime", "openai", reader=spy_reader(read))
+    session.receive(0, True, message)
+    assert read == [message] and codes_of(session) == [
+        (0, codes.NAME_INVALID_CHARS, "session.tools[0].name")
+    ]
+    read.clear()
+    recorded = inspect_session(
+        "api.openai.com", REALTIME_PATH, [(0, True, message)], (), None, spy_reader(read)
+    )
+    assert read == [message] and recorded.reader.name == "spy"
+
+
+def test_a_message_with_an_integer_too_long_for_int_is_json_as_on_http():
+    # json.loads refuses past 4300 digits; every reader takes it (readers.loads), so a
+    # session calls it JSON just as an HTTP body.
+    message = b'{"type": "session.update", "n": ' + b"9" * 5000 + b', "session": {"tools": []}}'
+    for reader in readers.READERS:
+        session = Session("openai-realtime", "openai", reader=reader)
+        assert session.receive(0, True, message).findings == []
 
 
 def test_inspect_session_replays_a_recorded_session_under_the_hosts_rule():
