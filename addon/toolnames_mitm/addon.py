@@ -135,6 +135,11 @@ class ToolNames:
                     raise exceptions.OptionsError(
                         options.bad_value(options.SAVE, problem)
                     ) from None
+                except save.UnusableFile as e:
+                    problem = options.Invalid(e.reason, str(path))
+                    raise exceptions.OptionsError(
+                        options.bad_value(options.SAVE, problem)
+                    ) from None
 
     @command.command("toolnames.report")
     def report(self, flows: Sequence[flow.Flow], path: mitmproxy.types.Path = NO_PATH) -> None:
@@ -187,7 +192,8 @@ class ToolNames:
         if self.writer is None or recorded is None or not recorded.flagged or recorded.saved:
             return
         saved = save.redacted_copy(flow) if ctx.options.toolnames_redact else flow
-        self.writer.add(saved)
+        if not self.writer.add(saved):
+            return  # said once by the writer; the proxy goes on
         recorded.saved = True
         # The live flow says it was saved; the saved copy was written before it did.
         flow.metadata[flows.META_KEY] = recorded.to_metadata()

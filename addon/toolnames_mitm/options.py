@@ -169,7 +169,7 @@ SAVE = Option(
     "Append every flagged flow, once complete, to this file in mitmproxy's flow format "
     "(read it with mitmproxy -r or mitmdump -nr). Its folder must exist. The file is created "
     "readable by its owner only.",
-    "a file in a folder that exists",
+    "a new file or a mitmproxy flow file, in a folder that exists",
     _save,
 )
 REDACT = Option(

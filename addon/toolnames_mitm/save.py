@@ -8,15 +8,22 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import BinaryIO
 from urllib.parse import unquote
 
 from mitmproxy import http
-from mitmproxy import io
+from mitmproxy.io import tnetstring
 
 from toolnames_core import replace_values
+from toolnames_mitm import flowfile
 
-__all__ = ["REDACTED", "FlaggedFlowWriter", "is_secret_name", "redacted_copy", "redacted_path"]
+__all__ = [
+    "REDACTED",
+    "FlaggedFlowWriter",
+    "UnusableFile",
+    "is_secret_name",
+    "redacted_copy",
+    "redacted_path",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -230,15 +237,44 @@ def redacted_path(path: str) -> str:
     return f"{base}?{'&'.join(parts)}"
 
 
+class UnusableFile(Exception):
+    """A toolnames_save file that is there but holds no mitmproxy flows: never appended to."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class FlaggedFlowWriter:
-    """Appends flows to ``path`` and flushes each, so a killed proxy loses nothing it saved."""
+    """Appends flows to ``path``, each as one whole record.
+
+    Before the first, the file is looked at (flowfile.py): a record cut by a kill or a full
+    disk at its end is cut off, or every flow appended after it would be lost to each reader;
+    a file damaged before its end is moved aside whole and a new one started. A write that
+    fails (a full disk) is undone, so the file stays whole, and is said once; each flagged
+    flow after it tries again, and the first that is saved says so.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         # The folder is the user's to make: a typo in it must fail, not save flows elsewhere.
         self.path = Path(path).expanduser()
+        self.fd: int | None = self._open()
+        try:
+            self.end = self._whole_records()
+            self._check_mode()
+        except BaseException:
+            self.close()
+            raise
+        self.failing: str | None = None  # why the last write failed, until one succeeds
+        self.unsaved = 0
+
+    def _open(self) -> int:
         # Created 0600: saved traffic holds prompts and tool arguments even after redaction.
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        return os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def _check_mode(self) -> None:
+        assert self.fd is not None
+        mode = stat.S_IMODE(os.fstat(self.fd).st_mode)
         if mode & 0o077:
             # An existing file keeps its mode: it is the user's, but they should know.
             logger.warning(
@@ -247,12 +283,113 @@ class FlaggedFlowWriter:
                 self.path,
                 mode,
             )
-        self.fo: BinaryIO = os.fdopen(fd, "ab")
-        self.writer = io.FlowWriter(self.fo)
 
-    def add(self, flow: http.HTTPFlow) -> None:
-        self.writer.add(flow)
-        self.fo.flush()
+    def _whole_records(self) -> int:
+        """Where the file's whole records end, once it holds nothing else: the offset the
+        next record is appended at."""
+        assert self.fd is not None
+        if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+            return 0  # a pipe or a device: nothing to read back
+        with open(self.path, "rb") as fo:
+            found = flowfile.layout(fo)
+        if found.damage is None:
+            return found.size
+        if found.cut_tail:
+            os.ftruncate(self.fd, found.end)
+            logger.warning(
+                "toolnames_save: %s ended inside a flow record cut short by a kill or a full "
+                "disk (%s): truncated it to its %d whole flow(s), %d byte(s) removed; saving "
+                "appends after them",
+                self.path,
+                found.damage,
+                found.flows,
+                found.size - found.end,
+            )
+            return found.end
+        if found.flows == 0 and found.resumes is None:
+            raise UnusableFile(f"is not a mitmproxy flow file ({found.damage})")
+        # Whole flows after the damage: truncating would lose them. The file goes aside as
+        # it is (scripts/scan reads past the damage) and saving starts a new one.
+        aside = self._aside()
+        os.close(self.fd)
+        self.fd = None
+        os.rename(self.path, aside)
+        self.fd = self._open()
+        logger.warning(
+            "toolnames_save: %s is damaged at byte %d, after %d whole flow(s) (%s), and whole "
+            "flows follow that mitmdump -nr cannot reach: moved it as it is to %s (scripts/scan "
+            "reads every whole flow in it); saving starts a new %s",
+            self.path,
+            found.end,
+            found.flows,
+            found.damage,
+            aside,
+            self.path,
+        )
+        return 0
+
+    def _aside(self) -> Path:
+        for n in range(1, 10_000):
+            aside = self.path.with_name(f"{self.path.name}.damaged{'' if n == 1 else f'-{n}'}")
+            if not aside.exists():
+                return aside
+        raise UnusableFile("is damaged, and no free name is left to move it aside")
+
+    def add(self, flow: http.HTTPFlow) -> bool:
+        """Append ``flow``; False when it could not be written (said once until one is)."""
+        if self.fd is None:
+            self.unsaved += 1
+            return False
+        data = tnetstring.dumps(flow.get_state())  # what mitmproxy's FlowWriter writes
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(self.fd, data[written:])
+        except OSError as e:
+            self._failed(e)
+            return False
+        self.end += len(data)
+        if self.failing is not None:
+            logger.warning(
+                "toolnames_save: saving to %s again; %d flagged flow(s) were not saved "
+                "while it failed (%s)",
+                self.path,
+                self.unsaved,
+                self.failing,
+            )
+            self.failing, self.unsaved = None, 0
+        return True
+
+    def _failed(self, e: OSError) -> None:
+        self.unsaved += 1
+        try:
+            # What was written of the record goes: the file ends with whole flows again.
+            os.ftruncate(self.fd, self.end)
+            stopped = None
+        except OSError as undo:
+            stopped = undo.strerror or str(undo)
+            self.close()  # a cut record at its end, which the next start truncates
+        if self.failing is not None:
+            return
+        self.failing = e.strerror or str(e)
+        if stopped is None:
+            then = (
+                "it and each flagged flow after it are not saved while writing fails (the "
+                "file keeps every flow saved before), and toolnames says when one is"
+            )
+        else:
+            then = (
+                f"saving stopped (the cut record could not be removed: {stopped}; the next "
+                "start truncates it)"
+            )
+        logger.error(
+            "toolnames_save: cannot write a flagged flow to %s (%s): %s",
+            self.path,
+            self.failing,
+            then,
+        )
 
     def close(self) -> None:
-        self.fo.close()
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import mmap
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -13,6 +15,7 @@ from scanner.recorded import RecordedExchange
 from scanner.recorded import RecordProblem
 from scanner.recorded import shorten
 from toolnames_core import FlowRecord
+from toolnames_mitm.flowfile import next_record
 
 __all__ = [
     "FlowFileReader",
@@ -40,6 +43,11 @@ class _FlowFile:
                 raise ValueError(f"a record declares {n} bytes but only {remaining} remain")
         return self.fo.read(n)
 
+    def restart(self, pos: int) -> None:
+        """Read on from ``pos``, past a damaged record."""
+        self.fo.seek(pos)
+        self.declared = None
+
     def peek(self, n: int) -> bytes:
         return self.fo.peek(n)
 
@@ -60,6 +68,7 @@ class FlowFileReader:
         self.count = 0
 
     def records(self) -> Iterator[RecordedExchange | RecordProblem | None]:
+        start = self.file.tell()  # where the record being read begins
         stream = mitm_io.FlowReader(self.file).stream()
         while True:
             try:
@@ -69,10 +78,39 @@ class FlowFileReader:
             except Exception as e:  # noqa: BLE001
                 # FlowReadException, and what FlowReader lets through for some corrupt records
                 # (a KeyError from a flow state missing a field, EOFError from a cut .gz).
-                raise self._failure(e) from e
+                resumes = self._resumes(start)
+                if resumes is None:
+                    raise self._failure(e) from e
+                # A record cut short with flows appended after it (a kill or a full disk,
+                # then another run saving to the same file): the flows after it are read.
+                index = self.count
+                self.count += 1
+                yield RecordProblem(
+                    index,
+                    f"bytes {start} to {resumes} are not a whole flow record (one cut short, "
+                    f"by a kill or a full disk, with flows written after it); read on from "
+                    f"byte {resumes}, where whole flows start again",
+                )
+                self.file.restart(resumes)
+                start = resumes
+                stream = mitm_io.FlowReader(self.file).stream()
+                continue
             index = self.count
             self.count += 1
             yield flow_exchange(flow, index) if isinstance(flow, http.HTTPFlow) else None
+            start = self.file.tell()
+
+    def _resumes(self, start: int) -> int | None:
+        """Where whole flows start again after the damaged record at ``start``; None when
+        none do, or the file cannot be searched (compressed)."""
+        if self.file.size is None:
+            return None
+        try:
+            fd = self.file.fo.fileno()
+            with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
+                return next_record(data, start + 1, min(len(data), self.file.size))
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return None  # not a file on disk (a pipe, a BytesIO)
 
     def _failure(self, e: Exception) -> ReadFailure:
         cause = e.__cause__ or e

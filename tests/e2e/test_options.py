@@ -57,7 +57,7 @@ BAD = [
     (
         ["toolnames_save=no-such-folder/flagged.mitm"],
         "toolnames_save: 'no-such-folder/flagged.mitm' is in a folder that does not exist "
-        "(no-such-folder); accepted: a file in a folder that exists",
+        "(no-such-folder); accepted: a new file or a mitmproxy flow file, in a folder that exists",
     ),
     # mitmproxy keeps a value for an option nobody declares, without a word: the proxy ran
     # in observe mode.

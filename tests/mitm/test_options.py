@@ -98,7 +98,7 @@ def test_a_save_path_must_be_a_file_in_a_folder_that_exists(tctx, tmp_path):
         with pytest.raises(exceptions.OptionsError) as e:
             options.read(tctx.options, ["toolnames_save"])
         assert str(e.value) == (
-            f"toolnames_save: '{path}' {reason}; accepted: a file in a folder that exists"
+            f"toolnames_save: '{path}' {reason}; accepted: a new file or a mitmproxy flow file, in a folder that exists"
         )
     assert not missing.parent.exists()
     tctx.options.update(toolnames_save=str(tmp_path / "flagged.mitm"))

@@ -7,6 +7,7 @@ import stat
 import pytest
 from mitmproxy import http
 from mitmproxy import io
+from mitmproxy.io import tnetstring
 from mitmproxy.test import tflow
 
 from toolnames_mitm import save
@@ -298,3 +299,119 @@ def test_the_writer_appends_readable_flows_to_an_owner_only_file(tmp_path):
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
     with open(target, "rb") as f:
         assert len(list(io.FlowReader(f).stream())) == 2
+
+
+def saved_records(n: int) -> list[bytes]:
+    return [tnetstring.dumps(tflow.tflow(resp=True).get_state()) for _ in range(n)]
+
+
+def read_back(path) -> list:
+    with open(path, "rb") as f:
+        return list(io.FlowReader(f).stream())
+
+
+def save_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("toolnames_save")]
+
+
+@pytest.mark.parametrize("keep", [1, 4, 50, -1], ids=["length", "key", "middle", "last byte"])
+def test_a_record_cut_at_the_end_is_truncated_before_flows_are_appended(tmp_path, caplog, keep):
+    # A kill or a full disk while a record was written: appended after it, every later flow
+    # was lost to mitmdump -nr, which stopped with "Invalid data format".
+    target = tmp_path / "flagged.mitm"
+    whole = saved_records(2)
+    target.write_bytes(b"".join(whole) + saved_records(1)[0][:keep])
+    target.chmod(0o600)
+    writer = save.FlaggedFlowWriter(target)
+    assert writer.add(tflow.tflow(resp=True))
+    writer.close()
+    assert len(read_back(target)) == 3
+    (line,) = save_lines(caplog)
+    assert f"{target} ended inside a flow record cut short" in line
+    assert "truncated it to its 2 whole flow(s)" in line
+
+
+def test_a_file_damaged_before_its_end_is_moved_aside_whole_and_a_new_one_started(tmp_path, caplog):
+    # A cut record with flows appended after it (as toolnames did before): truncating would
+    # lose those flows, so the file goes aside as it is.
+    target = tmp_path / "flagged.mitm"
+    first, cut, after = saved_records(3)
+    damaged = first + cut[:300] + after
+    target.write_bytes(damaged)
+    writer = save.FlaggedFlowWriter(target)
+    writer.add(tflow.tflow(resp=True))
+    writer.close()
+    assert len(read_back(target)) == 1
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    assert (tmp_path / "flagged.mitm.damaged").read_bytes() == damaged
+    (line,) = save_lines(caplog)
+    assert f"moved it as it is to {tmp_path / 'flagged.mitm.damaged'}" in line
+    # Again: the first name is taken, the next one is used.
+    target.write_bytes(damaged)
+    save.FlaggedFlowWriter(target).close()
+    assert (tmp_path / "flagged.mitm.damaged-2").read_bytes() == damaged
+
+
+def test_a_file_that_holds_no_flows_is_never_appended_to(tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_bytes(b"my notes, not flows\n")
+    with pytest.raises(save.UnusableFile, match="is not a mitmproxy flow file"):
+        save.FlaggedFlowWriter(target)
+    assert target.read_bytes() == b"my notes, not flows\n"
+
+
+class FullDisk:
+    """os.write as on a full disk: ``room`` bytes fit, then ENOSPC."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.real = os.write
+
+    def __call__(self, fd: int, data: bytes) -> int:
+        if self.room <= 0:
+            raise OSError(28, "No space left on device")
+        n = self.real(fd, data[: self.room])
+        self.room -= n
+        return n
+
+
+def test_a_full_disk_is_said_once_leaves_the_file_whole_and_saving_resumes(
+    tmp_path, caplog, monkeypatch
+):
+    target = tmp_path / "flagged.mitm"
+    writer = save.FlaggedFlowWriter(target)
+    assert writer.add(tflow.tflow(resp=True))
+    full = FullDisk(room=500)  # the next record is cut after 500 bytes
+    monkeypatch.setattr(save.os, "write", full)
+    assert [writer.add(tflow.tflow(resp=True)) for _ in range(5)] == [False] * 5
+    (line,) = save_lines(caplog)
+    assert line.startswith(f"toolnames_save: cannot write a flagged flow to {target} (No space")
+    assert len(read_back(target)) == 1  # what was written of the cut record went
+    full.room = 10**9  # space again
+    assert writer.add(tflow.tflow(resp=True))
+    writer.close()
+    assert len(read_back(target)) == 2
+    assert save_lines(caplog)[1:] == [
+        f"toolnames_save: saving to {target} again; 5 flagged flow(s) were not saved while it "
+        "failed (No space left on device)"
+    ]
+
+
+def test_a_write_that_cannot_be_undone_stops_saving_in_the_same_line(tmp_path, caplog, monkeypatch):
+    target = tmp_path / "flagged.mitm"
+    writer = save.FlaggedFlowWriter(target)
+    monkeypatch.setattr(save.os, "write", FullDisk(room=100))
+
+    def no_truncate(fd, length):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(save.os, "ftruncate", no_truncate)
+    assert not writer.add(tflow.tflow(resp=True))
+    assert not writer.add(tflow.tflow(resp=True))
+    writer.close()
+    (line,) = save_lines(caplog)
+    assert "saving stopped (the cut record could not be removed: Input/output error" in line
+    monkeypatch.undo()
+    # The next start truncates the cut record.
+    save.FlaggedFlowWriter(target).close()
+    assert target.stat().st_size == 0

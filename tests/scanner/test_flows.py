@@ -205,3 +205,32 @@ def test_a_fixed_session_is_judged_by_its_record(capsys, tmp_path):
         ("name-invalid-chars", "messages[0].session.tools[0].name")
     ]
     assert "'a.b'" in rows[0]["message"]
+
+
+def test_a_cut_record_with_flows_saved_after_it_is_reported_and_the_flows_after_it_read(
+    capsys, tmp_path
+):
+    # A kill or a full disk cut flow 2; a later run appended flows 3 and 4 after it. The scan
+    # stopped at the cut, and never read flows 3 and 4.
+    flows = [
+        samples.chat_flow(
+            "names", samples.bad_names_body(), samples.rejected("x", None), status=400
+        )
+        for _ in range(4)
+    ]
+    records = [samples.flow_bytes([f]) for f in flows]
+    path = tmp_path / "damaged.mitm"
+    cut = records[1][: len(records[1]) // 2]
+    path.write_bytes(records[0] + cut + records[2] + records[3])
+
+    code, rows, err = scan_json(capsys, path)
+
+    assert code == 2  # incomplete: part of the file could not be read
+    assert {r["flow"] for r in rows} == {0, 2, 3}  # every whole flow, numbered as they were
+    start = len(records[0])
+    assert (
+        f"damaged.mitm: flows[1] skipped: bytes {start} to {start + len(cut)} are not a whole "
+        "flow record (one cut short, by a kill or a full disk, with flows written after it); "
+        f"read on from byte {start + len(cut)}, where whole flows start again"
+    ) in err
+    assert "Traceback" not in err
