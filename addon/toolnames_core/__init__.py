@@ -41,6 +41,13 @@ from toolnames_core.sessions import Block
 from toolnames_core.sessions import Session
 from toolnames_core.sessions import detect_protocol
 from toolnames_core.sessions import inspect_session
+from toolnames_core.sigv4 import Credentials
+from toolnames_core.sigv4 import Signed
+from toolnames_core.sigv4 import credentials_from_environ
+from toolnames_core.sigv4 import credentials_from_file
+from toolnames_core.sigv4 import read_signature
+from toolnames_core.sigv4 import resign_headers
+from toolnames_core.sigv4 import verifies
 from toolnames_core.streams import StreamTap
 from toolnames_core.streams import is_stream
 
@@ -54,6 +61,7 @@ __all__ = [
     "RULES",
     "SEVERITY_RANK",
     "Block",
+    "Credentials",
     "Exchange",
     "Finding",
     "FlowEntry",
@@ -61,10 +69,13 @@ __all__ = [
     "Reader",
     "RuleOverride",
     "Session",
+    "Signed",
     "StreamTap",
     "choose_rule",
     "client_label",
     "codes",
+    "credentials_from_environ",
+    "credentials_from_file",
     "detect_api",
     "detect_protocol",
     "escape_text",
@@ -75,10 +86,13 @@ __all__ = [
     "is_stream",
     "nothing_to_check",
     "parse_rule_override",
+    "read_signature",
     "reader_named",
     "render_message",
     "render_request",
     "render_response",
     "replace_values",
+    "resign_headers",
     "summarize",
+    "verifies",
 ]

@@ -43,9 +43,21 @@ from toolnames_core.readers import DEFAULT
 from toolnames_core.readers import Reader
 from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
+from toolnames_core.sigv4 import Signed
 from toolnames_core.streams import StreamTap
 
-__all__ = ["UNRECORDED_ANSWER", "Exchange", "inspect_exchange"]
+__all__ = ["SIGNED_SKIP", "SIGNED_WORKAROUNDS", "UNRECORDED_ANSWER", "Exchange", "inspect_exchange"]
+
+# Why a signed request is left as sent when nothing said it may be signed again.
+NOT_ALLOWED = "nothing allowed toolnames to sign it again"
+# A name fix mode left as sent because the request is signed (the record's fix_skipped).
+SIGNED_SKIP = "was left as sent: the request is signed with AWS SigV4"
+# What lets fix mode change a signed request, said once in the comment and the view.
+SIGNED_WORKAROUNDS = (
+    "what would work: --set toolnames_resign=true with the client's own AWS credentials in "
+    "mitmproxy's environment, a Bedrock API key sent as Authorization: Bearer, or a gateway "
+    "that signs the requests it forwards"
+)
 
 # Why a recorded answer's calls went unchecked: mitmproxy keeps no streamed body unless its
 # store_streamed_bodies option is on, so saved streams (toolnames_save's too) have none.
@@ -79,6 +91,10 @@ class Exchange:
         "response_findings",
         "rejections",
         "reader",
+        "signed",
+        "unsignable",
+        "signed_declined",
+        "resigned",
     )
 
     def __init__(self, api: str, rule: str, host: str = "", reader: Reader = DEFAULT) -> None:
@@ -117,6 +133,16 @@ class Exchange:
         self.rejections: list[Rejection] = []
         # How its bodies are decoded (readers.py): every reader gives the same answer.
         self.reader = reader
+        # The request's AWS SigV4 signature (sigv4.py), if it carries one; set by the caller.
+        self.signed: Signed | None = None
+        # Why fix mode may not sign it again; None only when the caller, holding the
+        # client's own credentials, allows it (before a fix is planned). Until then a signed
+        # request is never changed.
+        self.unsignable: str | None = NOT_ALLOWED
+        # Why fix mode left the signed request as sent, when it did.
+        self.signed_declined: str | None = None
+        # Fix mode changed the signed request and signed it again (set by the caller).
+        self.resigned = False
 
     # -- the request -------------------------------------------------------------------
 
@@ -179,6 +205,9 @@ class Exchange:
             self._note_skipped()
             return
         self._note_skipped()
+        if self.signed is not None and self.unsignable is not None:
+            self._decline_signed(planned)
+            return
         self.fixes = planned
         self.new_body = fixes_.apply_fixes(text, planned).encode("utf-8")
         # The answer is judged against what the provider was sent: a fixed choice names
@@ -207,6 +236,21 @@ class Exchange:
                     message = f"{finding.message}; not fixed: {skip.text}"
                     findings[i] = dataclasses.replace(finding, message=message)
                     break
+
+    def _decline_signed(self, planned: list[Fix]) -> None:
+        """Fix mode leaves a signed request it may not sign again as sent, and says why on
+        each finding a fix concerned: any change would make the provider refuse it."""
+        why = (
+            f"the request is signed with AWS SigV4 ({self.signed.scope_text}), which any change "
+            f"would break (HTTP 403), and {self.unsignable}"
+        )
+        self.signed_declined = self.unsignable
+        self.fix_skipped += [SkippedFix(f.path, f.old, SIGNED_SKIP) for f in planned]
+        places = {f.path for f in planned}
+        for i, finding in enumerate(self.request_findings):
+            if finding.path in places and "; not fixed: " not in finding.message:
+                message = f"{finding.message}; not fixed: {why}"
+                self.request_findings[i] = dataclasses.replace(finding, message=message)
 
     @property
     def errors(self) -> list[Finding]:

@@ -15,11 +15,13 @@ from typing import NamedTuple
 
 from toolnames_core import codes
 from toolnames_core.aliases import ALIAS_REWRITE
+from toolnames_core.exchange import SIGNED_WORKAROUNDS
 from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
+from toolnames_core.sigv4 import Signed
 from toolnames_core.verdicts import confirmations
 
 if TYPE_CHECKING:
@@ -102,6 +104,11 @@ class FlowRecord:
     accept_encoding_sent: str | None = None
     # The streamed answer's Content-Length, when fix mode sent the answer on without it.
     length_dropped: str | None = None
+    # The request's AWS SigV4 signature (who signed, for what; never the signature itself),
+    # why fix mode left it as sent, and whether fix mode signed it again.
+    signed: Signed | None = None
+    signed_declined: str | None = None
+    resigned: bool = False
 
     @classmethod
     def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
@@ -122,6 +129,9 @@ class FlowRecord:
             client=client,
             accept_encoding_sent=exchange.accept_encoding_sent,
             length_dropped=exchange.length_dropped,
+            signed=exchange.signed,
+            signed_declined=exchange.signed_declined,
+            resigned=exchange.resigned,
         )
 
     @classmethod
@@ -166,6 +176,12 @@ class FlowRecord:
             meta["accept_encoding"] = {"from": self.accept_encoding_sent, "to": "identity"}
         if self.length_dropped is not None:
             meta["content_length_dropped"] = self.length_dropped
+        if self.signed is not None:
+            meta["signed"] = self.signed.to_dict()
+            if self.signed_declined is not None:
+                meta["signed"]["declined"] = self.signed_declined
+            if self.resigned:
+                meta["signed"]["resigned"] = True
         return storable(meta)
 
     @classmethod
@@ -195,6 +211,9 @@ class FlowRecord:
         encoding = meta.get("accept_encoding")
         sent = encoding.get("from") if isinstance(encoding, dict) else None
         dropped = meta.get("content_length_dropped")
+        signed_meta = meta.get("signed")
+        signed = Signed.from_dict(signed_meta)
+        declined = signed_meta.get("declined") if signed is not None else None
         return cls(
             *head,
             findings=[
@@ -222,6 +241,9 @@ class FlowRecord:
             client=meta["client"] if isinstance(meta.get("client"), str) else None,
             accept_encoding_sent=sent if isinstance(sent, str) else None,
             length_dropped=dropped if isinstance(dropped, str) else None,
+            signed=signed,
+            signed_declined=declined if isinstance(declined, str) else None,
+            resigned=signed is not None and signed_meta.get("resigned") is True,
         )
 
     # -- what it shows -------------------------------------------------------------------
@@ -267,6 +289,8 @@ class FlowRecord:
             text += f"; not fixed: {first.text}"
             if len(self.fix_skipped) > 1:
                 text += f" (+{len(self.fix_skipped) - 1} more not fixed)"
+        if self.signed_declined is not None:
+            text += f"; {SIGNED_WORKAROUNDS}"
         # One line: names are escaped already; a provider's quoted words may still break lines.
         return storable(" ".join(text.split()))
 
@@ -301,7 +325,24 @@ class FlowRecord:
             parts.append("asked for an uncompressed answer")
         if self.length_dropped is not None:
             parts.append("sent the streamed answer without its Content-Length")
+        if self.resigned and self.signed is not None:
+            parts.append(f"signed it again with AWS SigV4 ({self.signed.scope_text})")
         return "; ".join(parts)
+
+    def signature_text(self) -> str | None:
+        """What the record says of the request's signature, for the view; None if unsigned."""
+        signed = self.signed
+        if signed is None:
+            return None
+        text = f"AWS SigV4 ({signed.scope_text}"
+        if signed.readable:
+            text += f"; signed headers {';'.join(signed.signed_headers)}"
+        text += ", in the URL)" if signed.presigned else ")"
+        if self.resigned:
+            text += "; fix mode signed it again with the same access key"
+        elif self.signed_declined is not None:
+            text += f"; not fixed: {self.signed_declined}; {SIGNED_WORKAROUNDS}"
+        return text
 
 
 # Findings fix mode's renaming repairs: the names themselves (the record still lists them).

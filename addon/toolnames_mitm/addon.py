@@ -31,6 +31,7 @@ from toolnames_mitm import flows
 from toolnames_mitm import options
 from toolnames_mitm import report
 from toolnames_mitm import save
+from toolnames_mitm import signing
 from toolnames_mitm import view
 from toolnames_mitm.deferral import Deferral
 from toolnames_mitm.flows import Incoming
@@ -69,6 +70,9 @@ class ToolNames:
         self.filter: flowfilter.TFilter | None = None
         self.max_body: int = 0
         self.mode: str = "observe"
+        self.resign = False
+        # The lines about signed requests already said (signing.breakers): each once.
+        self.said: set[str] = set()
         self.reader: Reader = READERS[0]
         self.writer: save.FlaggedFlowWriter | None = None
         # What toolnames holds for each flow it watches, HTTP and WebSocket alike.
@@ -120,6 +124,8 @@ class ToolNames:
             self.filter = parsed[options.FILTER.name]
         if options.MAX_BODY.name in parsed:
             self.max_body = parsed[options.MAX_BODY.name]
+        if options.RESIGN.name in parsed:
+            self.resign = parsed[options.RESIGN.name]
         if options.READER.name in parsed:
             self.reader = parsed[options.READER.name]
             # Said once at start-up (and again if the option changes): which reader runs.
@@ -206,7 +212,22 @@ class ToolNames:
         seen = flows.incoming(flow, self.max_body)
         if seen is None or not self.watches(flow) or self.shown_as_read_back(flow):
             return
+        if seen.signed is not None and flow.live:
+            self._say_once(signing.breakers(flow, seen.signed, *self._rewrites_signed()))
         self._start(flow, seen)
+
+    @staticmethod
+    def _rewrites_signed() -> tuple[bool, bool]:
+        """mitmproxy's keep_host_header and anticomp options (declared by its proxyserver and
+        anticomp addons, which a master may lack: then nothing rewrites the request)."""
+        keep = getattr(ctx.options, "keep_host_header", True)
+        return bool(keep), bool(getattr(ctx.options, "anticomp", False))
+
+    def _say_once(self, lines: list[str]) -> None:
+        for line in lines:
+            if line not in self.said:
+                self.said.add(line)
+                logger.warning(line)
 
     def _start(self, flow: http.HTTPFlow, seen: Incoming) -> Tracked:
         """The flow's exchange, its request checked now or, in observe mode, deferred."""
@@ -247,10 +268,14 @@ class ToolNames:
         mode: str,
         mutable: bool,
     ) -> None:
-        exchange.check_request(
-            content, problem=problem, fix=mode == "fix" and mutable, scanned=True
-        )
-        comment = flows.apply(flow, exchange, mode)
+        fix = mode == "fix" and mutable
+        permission = None
+        if fix and exchange.signed is not None:
+            # Whether a change may be signed again, settled before any is planned.
+            permission = signing.permission(flow.request, exchange.signed, self.resign)
+            exchange.unsignable = permission.refusal
+        exchange.check_request(content, problem=problem, fix=fix, scanned=True)
+        comment = flows.apply(flow, exchange, mode, permission)
         if comment and not flow.live and flow.response is None and flow.error is None:
             # A recorded request without an answer never completes: log it now.
             self.log(flow, comment)

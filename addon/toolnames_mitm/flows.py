@@ -18,10 +18,12 @@ from toolnames_core import FlowRecord
 from toolnames_core import Reader
 from toolnames_core import RuleOverride
 from toolnames_core import Session
+from toolnames_core import Signed
 from toolnames_core import choose_rule
 from toolnames_core import client_label
 from toolnames_core import detect_api
 from toolnames_core import detect_protocol
+from toolnames_mitm import signing
 
 __all__ = [
     "META_KEY",
@@ -150,6 +152,7 @@ class Incoming(NamedTuple):
     content: bytes  # decoded; b"" when it cannot be read
     problem: str | None  # why the body cannot be read without changing the flow
     mutable: bool  # still on its way, so it can be changed
+    signed: Signed | None = None  # its AWS SigV4 signature, if it carries one
 
 
 def unsized(flow: http.HTTPFlow) -> None:
@@ -175,13 +178,16 @@ def incoming(flow: http.HTTPFlow, max_body: int) -> Incoming | None:
     if api is None:
         return None
     content, problem = request_content(request, max_body)
-    return Incoming(api, host(request), request.port, content, problem, mutable(flow))
+    signed = signing.signed_by(request)
+    return Incoming(api, host(request), request.port, content, problem, mutable(flow), signed)
 
 
 def exchange_for(seen: Incoming, overrides: tuple[RuleOverride, ...], reader: Reader) -> Exchange:
     """The exchange for a request: its format, and the rule its host gets."""
     rule = choose_rule(seen.format, seen.host, overrides, seen.port)
-    return Exchange(seen.format, rule, seen.host, reader)
+    exchange = Exchange(seen.format, rule, seen.host, reader)
+    exchange.signed = seen.signed
+    return exchange
 
 
 def session_for(
@@ -205,16 +211,27 @@ def recorded(flow: http.HTTPFlow, checked: Exchange | Session, mode: str) -> Flo
     return FlowRecord.of(checked, mode, client(flow.request))
 
 
-def apply(flow: http.HTTPFlow, exchange: Exchange, mode: str) -> str | None:
+def apply(
+    flow: http.HTTPFlow,
+    exchange: Exchange,
+    mode: str,
+    permission: signing.Permission | None = None,
+) -> str | None:
     """Write the checked request's outcome onto ``flow``, once: the fixed body (and the
-    Accept-Encoding its answer needs), the block answer, the record, marker and comment.
-    The comment, or None when the flow is not flagged."""
+    Accept-Encoding its answer needs), signed again if it was signed (``permission``: the
+    credentials fix mode may sign with; a signed request is changed only with them), the
+    block answer, the record, marker and comment. The comment, or None when the flow is
+    not flagged."""
     if exchange.new_body is not None:
         flow.request.content = exchange.new_body
         # The answer's names go back to the app: it must come uncompressed (exchange.py).
         accept = exchange.answer_encoding(flow.request.headers.get("accept-encoding", ""))
         if accept is not None:
             flow.request.headers["accept-encoding"] = accept
+        if exchange.signed is not None:
+            # The exchange changes a signed request only when permission.credentials is set.
+            signing.resign(flow.request, exchange.signed, permission.credentials)
+            exchange.resigned = True
     elif mode == "block" and mutable(flow) and exchange.errors:
         status, headers, body = exchange.block_response()
         flow.response = http.Response.make(status, body, headers)

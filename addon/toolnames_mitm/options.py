@@ -43,6 +43,7 @@ __all__ = [
     "OPTIONS",
     "READER",
     "REDACT",
+    "RESIGN",
     "RULE",
     "SAVE",
     "Invalid",
@@ -102,6 +103,7 @@ def _save(value: str | None) -> Path | None:
 
 
 def _redact(value: bool) -> bool:
+    # mitmproxy parses a bool itself (a value it cannot parse is withdrawn, see above).
     return value
 
 
@@ -226,7 +228,21 @@ READER = Option(
     READER_CHOICES,
 )
 
-OPTIONS = [MODE, SAVE, REDACT, RULE, FILTER, MAX_BODY, READER]
+RESIGN = Option(
+    "toolnames_resign",
+    bool,
+    False,
+    "In fix mode, sign a changed AWS SigV4-signed request (boto3, the AWS SDKs, Bedrock with IAM "
+    "or SSO credentials) again, with the client's service, region and signed headers, using the "
+    "credentials in mitmproxy's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+    "AWS_SESSION_TOKEN, else the shared credentials file's AWS_PROFILE or default profile), and "
+    "only when they are the access key the client signed with. Off: fix mode leaves signed "
+    "requests as sent, and says so.",
+    "true, false (the option alone means true)",
+    _redact,
+)
+
+OPTIONS = [MODE, SAVE, REDACT, RULE, FILTER, MAX_BODY, READER, RESIGN]
 NAMES = frozenset(option.name for option in OPTIONS)
 # Every toolnames option's name starts so: another name that does is a misspelled one.
 PREFIX = "toolnames_"

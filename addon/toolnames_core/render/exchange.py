@@ -258,6 +258,9 @@ def _header(
             lines.append(f"Outcome: {outcome} in {recorded.mode} mode: {_OUTCOMES[outcome]}")
         else:
             lines.append(f"Outcome: nothing to flag ({recorded.mode} mode)")
+        signature = recorded.signature_text()
+        if signature:
+            lines.append(f"Signed: {signature}")
     return lines
 
 
