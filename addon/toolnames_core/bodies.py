@@ -23,6 +23,7 @@ __all__ = [
     "parse_object",
     "read_request",
     "read_response_calls",
+    "unchecked_calls",
     "unreadable",
 ]
 
@@ -45,6 +46,16 @@ JSON_CONTAINER_START = re.compile(rb"\s*[\[{]")
 def unreadable(message: str) -> Finding:
     return Finding(
         codes.REQUEST_UNREADABLE, "warning", "", f"toolnames could not read this request: {message}"
+    )
+
+
+def unchecked_calls(why: str) -> Finding:
+    """The answer came, but its calls could not be read: said, never passed off as none."""
+    return Finding(
+        codes.RESPONSE_UNREADABLE,
+        "warning",
+        "",
+        f"the tool calls in the answer were not checked: {why}",
     )
 
 
@@ -72,6 +83,20 @@ def nothing_to_check(content: bytes) -> bool:
 def has_tool_keys(content: bytes) -> bool:
     """A JSON object that holds a tool key somewhere: found by a scan, never a parse."""
     return OBJECT_START.match(content) is not None and _has_tool_key(content)
+
+
+_CLOSING = {ord("{"): ord("}"), ord("["): ord("]")}
+_JSON_SPACE = frozenset(b" \t\r\n")
+
+
+def _ends_as_json(content: bytes, opening: int) -> bool:
+    """Whether the body's last byte, past trailing whitespace, closes what its first opened:
+    a whole JSON object or array does; a cut one almost never (a parse would tell for sure,
+    but most answers are never parsed)."""
+    end = len(content) - 1
+    while end > 0 and content[end] in _JSON_SPACE:
+        end -= 1
+    return content[end] == _CLOSING[opening]
 
 
 def _has_tool_key(content: bytes) -> bool:
@@ -125,14 +150,23 @@ def read_response_calls(
             return [], None
         tap = StreamTap(fmt, reader=reader).feed_all(content)
         return tap.calls(), tap.problem()
-    if fmt.read_calls is None or not JSON_CONTAINER_START.match(content):
+    start = JSON_CONTAINER_START.match(content)
+    if fmt.read_calls is None or start is None:
         return [], None  # an error page or other non-JSON answer carries no calls
+    if not _ends_as_json(content, content[start.end() - 1]):
+        # Cut short (mitmproxy 12 decodes a gzip body cut off as far as it goes): what is
+        # missing may hold calls, so it is never passed off as an answer without any.
+        return [], unchecked_calls("the body ends before its JSON does (it was cut short)")
     if not _has_tool_key(content):
         return [], None  # every format's calls sit under a tool key: most answers are text
     try:
         body = reader.body(content, fmt.shapes and fmt.shapes.response)
-    except (ValueError, RecursionError):
-        return [], None
+    except RecursionError:
+        return [], unchecked_calls("the JSON is nested too deeply to read")
+    except ValueError as e:
+        # It starts as JSON and names a tool key, but breaks off or is malformed (a gzip
+        # body cut short, which mitmproxy 12 decodes as far as it goes): never clean.
+        return [], unchecked_calls(f"the body is not JSON ({e})")
     # Gemini's streamGenerateContent without alt=sse answers with a JSON array of chunks.
     bodies = body if isinstance(body, list) else [body]
     return [

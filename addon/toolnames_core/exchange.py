@@ -334,6 +334,8 @@ class Exchange:
         if not self._judges(status):
             return []
         calls, problem = bodies.read_response_calls(self.api, content_type, content, self.reader)
+        if problem is not None:
+            self._not_given_back()
         found = self.check_calls(calls, complete, problem)
         # A streamed answer counts as accepted once it has begun: a body with any bytes
         # (isspace stops at the first other byte; strip would copy a large body).
@@ -355,15 +357,25 @@ class Exchange:
         body must never pass for an answer without calls."""
         if not self._judges(status) or self.view is None or not self.view.tools:
             return []
-        self.response_findings = [
-            Finding(
-                codes.RESPONSE_UNREADABLE,
-                "warning",
-                "",
-                f"the tool calls in the answer were not checked: {why}",
-            )
-        ]
+        self._not_given_back()
+        self.response_findings = [bodies.unchecked_calls(why)]
         return [*self.response_findings, *self._accepted(status)]
+
+    def _not_given_back(self) -> None:
+        """Fix mode's names cannot be given back in an answer toolnames cannot read: the
+        record says so, name by name, and the answer goes on as it came."""
+        if self.restorer is None:
+            return
+        self.fix_skipped += [
+            SkippedFix(
+                "",
+                name,
+                "was not given back in the answer, which toolnames could not read: a call "
+                f"to it reached the app as {quote_name(alias)}",
+            )
+            for alias, name in self.restorer.aliases.items()
+        ]
+        self.restorer = None
 
     @property
     def sent_as_is(self) -> bool:
@@ -456,12 +468,14 @@ def inspect_exchange(
     overrides: tuple = (),
     request_problem: str | None = None,
     reader: Reader = DEFAULT,
+    response_problem: str | None = None,
 ) -> Exchange | None:
     """Everything the live addon checks, for one recorded request and its response.
 
     Used by the scanner over flow files, HAR files and cassettes; None when the request
-    is not an LLM API call toolnames knows. ``request_problem`` says why a recorded body
-    could not be read (an undecodable content-encoding), reported as the live addon does.
+    is not an LLM API call toolnames knows. ``request_problem`` and ``response_problem``
+    say why a recorded body could not be read (an undecodable content-encoding), reported
+    as the live addon does.
     """
     api = endpoints.detect_api(method, path)
     if api is None:
@@ -470,7 +484,9 @@ def inspect_exchange(
     if request_content is None and request_problem is None:
         request_problem = "the recording holds no request body"
     exchange.check_request(request_content or b"", problem=request_problem)
-    if response_content is not None:
+    if response_problem is not None:
+        exchange.response_unread(response_status, response_problem)
+    elif response_content is not None:
         exchange.check_response(response_status, response_content_type, response_content)
     elif response_status is not None:
         exchange.response_unread(response_status, UNRECORDED_ANSWER)

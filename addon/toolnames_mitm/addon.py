@@ -330,13 +330,19 @@ class ToolNames:
         if response is not None and isinstance(response.stream, StreamTap):
             exchange.check_stream(status, response.stream, complete)
         elif response is not None and response.raw_content is not None:
-            content = flows.content(response) or b""
-            # Fix mode's aliases go back to the app's names before the client sees them.
-            restored = exchange.restore(content) if flow.live else None
-            if restored is not None:
-                response.content = restored
-            content_type = flows.header(response, b"content-type")
-            exchange.check_response(status, content_type, content, complete)
+            content, problem = flows.decoded(response)
+            if problem is not None:
+                # A body mitmproxy cannot decode (a corrupt gzip) goes on as it came: its
+                # calls are not read, nor names given back, and the record says so.
+                exchange.response_unread(status, problem)
+            else:
+                content_type = flows.header(response, b"content-type")
+                exchange.check_response(status, content_type, content, complete)
+                # Fix mode's aliases go back to the app's names before the client sees them
+                # (unless the check found the answer unreadable: then it goes on as it came).
+                restored = exchange.restore(content) if flow.live else None
+                if restored is not None:
+                    response.content = restored
         else:
             exchange.response_unread(status, STREAMED_UNREAD)
         recorded = None

@@ -33,6 +33,7 @@ __all__ = [
     "apply",
     "client",
     "content",
+    "decoded",
     "exchange_for",
     "header",
     "host",
@@ -82,6 +83,12 @@ def request_content(message: http.Message, max_body: int) -> tuple[bytes, str | 
         return b"", "the body was streamed through the proxy, so it was never held to read"
     if max_body and len(message.raw_content) > max_body:
         return b"", f"the body is {len(message.raw_content)} bytes, over toolnames_max_body"
+    return decoded(message)
+
+
+def decoded(message: http.Message) -> tuple[bytes, str | None]:
+    """The body without its content-encoding, or why it cannot be decoded: a body mitmproxy
+    cannot decode (a corrupt gzip, an unknown coding) is never read as it came."""
     try:
         return content(message, strict=True) or b"", None
     except ValueError as e:

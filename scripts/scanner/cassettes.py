@@ -83,7 +83,9 @@ def cassette_exchange(item: object, index: int) -> RecordedExchange:
         body = response.get("body", response.get("content"))
         raw = _cassette_body(body)
         if raw is not None:
-            ex.response_content = response_body(raw, headers.get("content-encoding"))
+            ex.response_content, ex.response_problem = response_body(
+                raw, headers.get("content-encoding")
+            )
     return ex
 
 

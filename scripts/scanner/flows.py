@@ -157,5 +157,9 @@ def flow_exchange(flow: http.HTTPFlow, index: int) -> RecordedExchange:
         ex.status = response.status_code
         ex.content_type = response.headers.get("content-type", "")
         if response.raw_content is not None:
-            ex.response_content = response.get_content(strict=False) or b""
+            ex.response_content = response.raw_content
+            try:
+                ex.response_content = response.get_content(strict=True) or b""
+            except ValueError as e:
+                ex.response_problem = f"its content-encoding could not be decoded ({e})"
     return ex

@@ -247,5 +247,7 @@ def har_exchange(entry: object, index: int) -> RecordedExchange:
             except (binascii.Error, ValueError):
                 raw = None
             if raw is not None:
-                ex.response_content = response_body(raw, headers.get("content-encoding"))
+                ex.response_content, ex.response_problem = response_body(
+                    raw, headers.get("content-encoding")
+                )
     return ex

@@ -51,6 +51,8 @@ class RecordedExchange:
     status: int | None = None
     content_type: str = ""
     response_content: bytes | None = None
+    # Why the recorded answer's body cannot be read (an undecodable content-encoding).
+    response_problem: str | None = None
     flow_id: str | None = None
     # The live addon's record of the flow, from its toolnames metadata (flow files only).
     recorded: FlowRecord | None = None
@@ -126,10 +128,11 @@ def _is_text(raw: bytes) -> bool:
     return b"\x00" not in raw
 
 
-def response_body(raw: bytes, content_encoding: str | None) -> bytes:
-    """Like the addon's ``get_content(strict=False)``: the raw body when it does not decode."""
-    decoded, _ = decode_body(raw, content_encoding)
-    return raw if decoded is None else decoded
+def response_body(raw: bytes, content_encoding: str | None) -> tuple[bytes, str | None]:
+    """The answer's body as the addon reads it, and why it cannot be decoded, if it cannot
+    (then the raw body, which is not read: its calls are unchecked, and that is said)."""
+    decoded, problem = decode_body(raw, content_encoding)
+    return (raw, problem) if decoded is None else (decoded, None)
 
 
 def text_bytes(text: str) -> bytes:

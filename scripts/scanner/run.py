@@ -309,6 +309,7 @@ class Scanner:
                 self.overrides,
                 request_problem=ex.request_problem,
                 reader=self.reader,
+                response_problem=ex.response_problem,
             )
         except Exception as e:  # noqa: BLE001 - a bug in a check must not end the scan
             self.incomplete = True

@@ -17,7 +17,9 @@ needs the brotli module, which mitmproxy depends on); ``x-standin-hold: TOKEN`` 
 until ``provider.release(TOKEN)`` or ``POST /_standin/release/TOKEN``, so a test
 can prove a chunk reached the client before the provider finished, without a timer;
 ``x-standin-framing: length`` sends a stream with a Content-Length instead of chunked (as
-buffering gateways, replay and mock servers do), each event still written as it goes.
+buffering gateways, replay and mock servers do), each event still written as it goes;
+``x-standin-corrupt-gzip: crc|cut`` sends a whole answer as a gzip body that does not decode,
+its checksum broken or its end cut off (whatever the Accept-Encoding: a broken server).
 Each recorded request also keeps the ``response_body`` bytes the stand-in sent.
 
 In-process use::
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import gzip
 import json
 import signal
 import socket
@@ -230,6 +233,9 @@ class _Handler(BaseHTTPRequestHandler):
         turn = fmt.decide(body, path, raw, self.headers.get("x-standin-call", ""))
         streaming = mode == "stream" or (mode == "body" and body.get("stream") is True)
         if not streaming:
+            corrupt = self.headers.get("x-standin-corrupt-gzip")
+            if corrupt:
+                return self._send_corrupt_gzip(fmt.render(turn, body), corrupt)
             return self._send_json(200, fmt.render(turn, body))
         self._send_stream(fmt.stream_content_type(query), fmt.events(turn, body, query))
 
@@ -250,6 +256,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
             if self.record is not None:
                 self.record["response_body"] = data
+
+    def _send_corrupt_gzip(self, payload, how: str):
+        packed = gzip.compress(json.dumps(payload).encode())
+        if how == "crc":  # the trailer's CRC-32 flipped: every byte of the text is there
+            packed = packed[:-8] + bytes(b ^ 0xFF for b in packed[-8:-4]) + packed[-4:]
+        elif how == "cut":
+            packed = packed[: len(packed) // 2]
+        else:
+            raise ValueError("x-standin-corrupt-gzip is crc or cut")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(packed)))
+        self.end_headers()
+        self.wfile.write(packed)
+        self.record["response_body"] = packed
 
     def _header_int(self, name: str) -> int | None:
         try:

@@ -180,3 +180,40 @@ def test_an_answer_with_no_names_to_give_back_keeps_its_encoding():
     exchange = _renamed(fix=False)  # observed: nothing renamed, nothing to restore
     assert exchange.answer_encoding("gzip") is None
     assert exchange.accept_encoding_sent is None
+
+
+def test_a_recorded_answer_that_does_not_decode_is_unchecked_not_clean():
+    exchange = inspect_exchange(
+        "POST",
+        "api.openai.com",
+        "/v1/chat/completions",
+        TOOLS_BODY,
+        200,
+        "application/json",
+        b"\x1f\x8b not gzip",
+        response_problem="its content-encoding could not be decoded (Invalid gzip)",
+    )
+    (finding,) = exchange.response_findings
+    assert (finding.code, finding.severity) == ("response-unreadable", "warning")
+    assert finding.message.endswith(": its content-encoding could not be decoded (Invalid gzip)")
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda ex: ex.response_unread(200, "its content-encoding could not be decoded"),
+        lambda ex: ex.check_response(200, "application/json", b'{"choices": [{"message": {"t'),
+    ],
+    ids=["undecodable", "cut-short"],
+)
+def test_fix_mode_says_which_names_an_unreadable_answer_could_not_give_back(read):
+    exchange = _renamed(fix=True)
+    alias = next(iter(exchange.restorer.aliases))
+    assert [f.code for f in read(exchange)] == ["response-unreadable"]
+    (skipped,) = exchange.fix_skipped
+    assert skipped.name == "github.x"
+    assert skipped.reason == (
+        "was not given back in the answer, which toolnames could not read: a call to it "
+        f"reached the app as '{alias}'"
+    )
+    assert exchange.restore(b'{"name": "%s"}' % alias.encode()) is None  # left as it came

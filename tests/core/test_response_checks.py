@@ -188,11 +188,29 @@ def test_chat_non_streamed_response_calls_are_read_with_their_paths():
     ]
 
 
-@pytest.mark.parametrize(
-    "content", [b"<html>502</html>", b"", b"[1,2]", b'{"choices": "nope"}', b"{" * 5000]
-)
-def test_unreadable_or_odd_response_bodies_yield_no_calls_and_no_exception(content):
+@pytest.mark.parametrize("content", [b"<html>502</html>", b"", b"[1,2]", b'{"choices": "nope"}'])
+def test_odd_response_bodies_yield_no_calls_and_no_exception(content):
     assert bodies.read_response_calls("openai-chat", "application/json", content) == ([], None)
+
+
+WHOLE = b'{"choices": [{"message": {"tool_calls": [{"function": {"name": "f"}}]}}]}'
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"{" * 5000, "the body ends before its JSON does"),
+        (WHOLE[:40], "the body ends before its JSON does"),  # a gzip body cut, decoded so far
+        (WHOLE[:20] + b"  \r\n", "the body ends before its JSON does"),  # no tool key yet
+        (WHOLE[:-3] + b"}}", "the body is not JSON"),  # ends right, but is broken inside
+        (b'{"tool_calls": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "the JSON is nested"),
+    ],
+)
+def test_an_answer_that_breaks_off_or_does_not_parse_is_unreadable_never_clean(content, why):
+    calls, problem = bodies.read_response_calls("openai-chat", "application/json", content)
+    assert calls == []
+    assert problem.code == "response-unreadable" and problem.severity == "warning"
+    assert problem.message.startswith(f"the tool calls in the answer were not checked: {why}")
 
 
 def test_a_failing_collector_never_breaks_the_stream():

@@ -61,4 +61,7 @@ def test_a_body_is_decoded_as_the_addon_reads_it():
     assert recorded.decode_body(b'{"tools": []}', "gzip") == (b'{"tools": []}', None)
     body, problem = recorded.decode_body(b"\x00\x01 not gzip", "gzip")
     assert body is None and "content-encoding could not be decoded" in problem
-    assert recorded.response_body(b"\x00\x01 not gzip", "gzip") == b"\x00\x01 not gzip"
+    # An answer that does not decode is kept as it came, with why it cannot be read.
+    body, problem = recorded.response_body(b"\x00\x01 not gzip", "gzip")
+    assert body == b"\x00\x01 not gzip" and "content-encoding could not be decoded" in problem
+    assert recorded.response_body(raw, "gzip") == (b'{"tools": []}', None)
