@@ -2,44 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 from toolnames_core import codes
+from toolnames_core.formats.openai_common import is_parallel_wrapper
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.names import describe_name
 from toolnames_core.names import quote_name
 from toolnames_core.request_checks import offered_text
-
-# OpenAI's internal dispatch wrapper, which models sometimes return as a call
-# (docs/providers.md §1.3; vercel/ai PR #19098 saw it named plain "parallel").
-PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
-
-
-def unwrap_parallel(call: NameRef, arguments: object) -> list[NameRef]:
-    """The calls inside a parallel wrapper; ``arguments`` is its JSON text (or parsed value)."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except (ValueError, RecursionError):
-            return []
-    uses = arguments.get("tool_uses") if isinstance(arguments, dict) else None
-    if not isinstance(uses, list):
-        return []
-    base = (*call.where[:-1], "arguments", "tool_uses")
-    inner = []
-    for i, use in enumerate(uses):
-        recipient = use.get("recipient_name") if isinstance(use, dict) else None
-        if isinstance(recipient, str):
-            name = recipient.removeprefix("functions.")
-            inner.append(NameRef(name, (*base, i, "recipient_name"), "function"))
-    return inner
-
-
-def is_parallel_wrapper(name: str, offered_names: set[str]) -> bool:
-    """OpenAI's wrapper, unless a tool of that name was offered (then it is that tool)."""
-    return name in PARALLEL_WRAPPERS and name not in offered_names
 
 
 def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) -> list[Finding]:

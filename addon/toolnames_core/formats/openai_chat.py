@@ -14,13 +14,13 @@ from toolnames_core.findings import type_name
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.openai_common import PARALLEL_WRAPPERS
+from toolnames_core.formats.openai_common import with_unwrapped
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
-from toolnames_core.response_checks import PARALLEL_WRAPPERS
-from toolnames_core.response_checks import unwrap_parallel
 
 API = "openai-chat"
 _TOOL_KINDS = ("function", "custom")
@@ -285,16 +285,6 @@ def _call_refs(calls: object, base: tuple) -> list[tuple[NameRef, object]]:
         if isinstance(inner, dict) and isinstance(inner.get("name"), str):
             args = inner.get("arguments", inner.get("input"))
             out.append((NameRef(inner["name"], (*base, j, kind, "name"), kind), args))
-    return out
-
-
-def with_unwrapped(found: list[tuple[NameRef, object]]) -> list[NameRef]:
-    """Each (call, arguments) as its call, followed by the calls inside a parallel wrapper."""
-    out = []
-    for ref, args in found:
-        out.append(ref)
-        if ref.name in PARALLEL_WRAPPERS:
-            out += unwrap_parallel(ref, args)
     return out
 
 

@@ -50,7 +50,8 @@ from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.openai_chat import block_response
 from toolnames_core.formats.openai_chat import read_string_choice
-from toolnames_core.formats.openai_chat import with_unwrapped
+from toolnames_core.formats.openai_common import PARALLEL_WRAPPERS
+from toolnames_core.formats.openai_common import with_unwrapped
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -58,7 +59,6 @@ from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import format_path
 from toolnames_core.names import describe_name
-from toolnames_core.response_checks import PARALLEL_WRAPPERS
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import name_violations
 

@@ -12,9 +12,9 @@ import textwrap
 from collections import Counter
 
 from toolnames_core import codes
-from toolnames_core import response_checks
 from toolnames_core.exchange import Exchange
 from toolnames_core.formats import FORMATS
+from toolnames_core.formats.openai_common import is_parallel_wrapper
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
@@ -167,7 +167,7 @@ def _call_verdict(call: NameRef, exchange: Exchange) -> str:
     if not exchange.readable:
         return "not judged"
     view = exchange.offered
-    if response_checks.is_parallel_wrapper(call.name, view.offered_names):
+    if is_parallel_wrapper(call.name, view.offered_names):
         return f"{ERROR} OpenAI's parallel wrapper, not a tool"
     known = view.offered_builtins if call.kind == "builtin" else view.offered_names
     return "offered" if call.name in known else f"{ERROR} never offered"

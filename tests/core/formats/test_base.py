@@ -6,9 +6,12 @@ from toolnames_core import formats
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats.base import BlockResponse
 
+# The modules in formats/ that are no adapter: what the adapters share.
+SHARED = {"base", "openai_common"}
+
 
 def test_every_adapter_module_is_in_the_table_once():
-    adapters = {m.name for m in pkgutil.iter_modules(formats.__path__)} - {"base"}
+    adapters = {m.name for m in pkgutil.iter_modules(formats.__path__)} - SHARED
     assert {FORMATS[api].read_request.__module__.rsplit(".", 1)[1] for api in FORMATS} == adapters
     assert len(FORMATS) == len(adapters)
 
