@@ -19,10 +19,11 @@ proxy carries API keys.
 """
 
 from toolnames_mitm.addon import ToolNames
+from toolnames_mitm.mcp import McpTraffic
 from toolnames_mitm.websockets import LiveSessions
 
-__all__ = ["LiveSessions", "ToolNames", "addons"]
+__all__ = ["LiveSessions", "McpTraffic", "ToolNames", "addons"]
 
-# The HTTP hooks, options and report command; the WebSocket hooks, which share them.
+# The HTTP hooks, options and report command; the WebSocket and MCP hooks, which share them.
 tool_names = ToolNames()
-addons = [tool_names, LiveSessions(tool_names)]
+addons = [tool_names, LiveSessions(tool_names), McpTraffic(tool_names)]

@@ -10,6 +10,7 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 from toolnames_mitm.addon import ToolNames
+from toolnames_mitm.mcp import McpTraffic
 from toolnames_mitm.websockets import LiveSessions
 
 ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addon" / "toolnames.py"
@@ -22,13 +23,15 @@ MASTRA = {
 }
 
 
-def test_the_script_registers_the_http_and_the_websocket_addon_sharing_one_state():
+def test_the_script_registers_the_http_websocket_and_mcp_addons_sharing_one_state():
     with taddons.context() as tctx:
         script = tctx.script(str(ADDON_SCRIPT))
-        tn, live = script.addons
+        tn, live, mcp = script.addons
         assert isinstance(tn, ToolNames) and isinstance(live, LiveSessions)
-        assert live.toolnames is tn
+        assert isinstance(mcp, McpTraffic)
+        assert live.toolnames is tn and mcp.tool_names is tn
         assert tctx.master.addons.get("livesessions") is live
+        assert tctx.master.addons.get("mcptraffic") is mcp
 
 
 def test_the_addon_script_loads_configures_and_blocks():

@@ -21,6 +21,10 @@ from toolnames_core.exchange import Exchange
 from toolnames_core.exchange import inspect_exchange
 from toolnames_core.formats import FORMATS
 from toolnames_core.jsonsplice import replace_values
+from toolnames_core.mcp import McpExchange
+from toolnames_core.mcp import McpState
+from toolnames_core.mcp import McpStream
+from toolnames_core.mcp import is_mcp_request
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.names import escape_text
@@ -66,6 +70,9 @@ __all__ = [
     "Finding",
     "FlowEntry",
     "FlowRecord",
+    "McpExchange",
+    "McpState",
+    "McpStream",
     "Reader",
     "RuleOverride",
     "Session",
@@ -83,6 +90,7 @@ __all__ = [
     "has_tool_keys",
     "inspect_exchange",
     "inspect_session",
+    "is_mcp_request",
     "is_stream",
     "nothing_to_check",
     "parse_rule_override",

@@ -17,6 +17,11 @@ __all__ = [
     "CHOICE_WITHOUT_TOOLS",
     "HISTORY_NAME_INVALID",
     "HISTORY_WITHOUT_TOOLS",
+    "MCP_CALL_UNLISTED",
+    "MCP_HEADER_MISMATCH",
+    "MCP_NAME_DUPLICATE",
+    "MCP_NAME_INVALID",
+    "MCP_NAME_REJECTED",
     "NAME_DUPLICATE",
     "NAME_EMPTY",
     "NAME_INVALID_CHARS",
@@ -53,6 +58,12 @@ RESPONSE_UNREADABLE = "response-unreadable"
 RESULT_UNKNOWN_TOOL = "result-unknown-tool"
 PROVIDER_REJECTED = "provider-rejected"
 RULE_DISAGREES = "rule-disagrees"
+# MCP traffic (toolnames_core/mcp/): what a server lists and what a client calls.
+MCP_NAME_INVALID = "mcp-name-invalid"
+MCP_NAME_REJECTED = "mcp-name-rejected"
+MCP_NAME_DUPLICATE = "mcp-name-duplicate"
+MCP_CALL_UNLISTED = "mcp-call-unlisted"
+MCP_HEADER_MISMATCH = "mcp-header-mismatch"
 
 
 class CodeInfo(NamedTuple):
@@ -89,5 +100,16 @@ CATALOGUE: dict[str, CodeInfo] = {
     ),
     RULE_DISAGREES: CodeInfo(
         "response", "the provider's verdict on a name differs from toolnames' rule for the host"
+    ),
+    MCP_NAME_INVALID: CodeInfo(
+        "response", "an MCP server lists a tool name outside MCP's own rule (1-128 of A-Za-z0-9_.-)"
+    ),
+    MCP_NAME_REJECTED: CodeInfo(
+        "response", "an MCP server lists a tool name that LLM providers' rules reject"
+    ),
+    MCP_NAME_DUPLICATE: CodeInfo("response", "an MCP server lists one tool name twice"),
+    MCP_CALL_UNLISTED: CodeInfo("request", "an MCP client calls a tool its session never listed"),
+    MCP_HEADER_MISMATCH: CodeInfo(
+        "request", "an Mcp-Name or Mcp-Method header disagrees with the JSON-RPC body"
     ),
 }

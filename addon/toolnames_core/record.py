@@ -25,7 +25,9 @@ from toolnames_core.sigv4 import Signed
 from toolnames_core.verdicts import confirmations
 
 if TYPE_CHECKING:
-    # For the annotation only: sessions/ stands above the record, which it is turned into.
+    # For the annotation only: sessions/ and mcp/ stand above the record, which they are
+    # turned into.
+    from toolnames_core.mcp import McpExchange
     from toolnames_core.sessions import Session
 
 __all__ = [
@@ -148,6 +150,22 @@ class FlowRecord:
             list(session.fix_skipped),
             session.restored,
             client=client,
+        )
+
+    @classmethod
+    def of_mcp(cls, exchange: McpExchange, mode: str, client: str | None = None) -> FlowRecord:
+        """The record of an MCP request and its answer: the rule is toolnames_mcp_rule's."""
+        return cls(
+            exchange.api,
+            exchange.rule,
+            mode,
+            "fixed" if exchange.fixes else "observed",
+            exchange.findings,
+            [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in exchange.fixes],
+            list(exchange.fix_skipped),
+            client=client,
+            accept_encoding_sent=exchange.accept_encoding_sent,
+            length_dropped=exchange.length_dropped,
         )
 
     # -- as flow metadata ----------------------------------------------------------------
@@ -353,6 +371,8 @@ _RENAMED_CODES = (
     codes.NAME_INVALID_START,
     codes.NAME_EMPTY,
     codes.HISTORY_NAME_INVALID,
+    codes.MCP_NAME_REJECTED,
+    codes.MCP_NAME_INVALID,
 )
 
 

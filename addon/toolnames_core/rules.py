@@ -82,6 +82,13 @@ RULES: dict[str, NameRule] = {
 }
 
 
+# MCP's own rule for the names a server lists, which is no provider's (so not among RULES):
+# docs/providers.md §21, "SHOULD be between 1 and 128 characters", A-Z, a-z, 0-9, _, -, .
+MCP_RULE = NameRule("mcp", "A-Za-z0-9_.-", 128, source="docs/providers.md §21")
+# The rules of providers, for "which of them reject this name" (portable is no provider).
+PROVIDER_RULES = tuple(rule for rule_id, rule in RULES.items() if rule_id != "portable")
+
+
 _compiled: dict[str, tuple[re.Pattern, re.Pattern | None]] = {}
 _valid: dict[NameRule, re.Pattern] = {}
 

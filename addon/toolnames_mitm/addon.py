@@ -73,6 +73,8 @@ class ToolNames:
         self.resign = False
         # The lines about signed requests already said (signing.breakers): each once.
         self.said: set[str] = set()
+        # The rule MCP servers' listed names are held to (toolnames_mcp_rule).
+        self.mcp_rule: str = options.MCP_RULE.default
         self.reader: Reader = READERS[0]
         self.writer: save.FlaggedFlowWriter | None = None
         # What toolnames holds for each flow it watches, HTTP and WebSocket alike.
@@ -120,6 +122,8 @@ class ToolNames:
             self.mode = parsed[options.MODE.name]
         if options.RULE.name in parsed:
             self.overrides = parsed[options.RULE.name]
+        if options.MCP_RULE.name in parsed:
+            self.mcp_rule = parsed[options.MCP_RULE.name]
         if options.FILTER.name in parsed:
             self.filter = parsed[options.FILTER.name]
         if options.MAX_BODY.name in parsed:

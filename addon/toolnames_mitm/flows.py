@@ -15,6 +15,7 @@ from toolnames_core import MARKERS
 from toolnames_core import PROTOCOLS
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
+from toolnames_core import McpExchange
 from toolnames_core import Reader
 from toolnames_core import RuleOverride
 from toolnames_core import Session
@@ -211,8 +212,12 @@ def session_for(
     return Session(protocol, rule, at, mode if flow.live else "observe", reader)
 
 
-def recorded(flow: http.HTTPFlow, checked: Exchange | Session, mode: str) -> FlowRecord:
+def recorded(
+    flow: http.HTTPFlow, checked: Exchange | Session | McpExchange, mode: str
+) -> FlowRecord:
     """The record of what toolnames found and did on ``flow``, made once per hook."""
+    if isinstance(checked, McpExchange):
+        return FlowRecord.of_mcp(checked, mode, client(flow.request))
     if isinstance(checked, Session):
         return FlowRecord.of_session(checked, mode, client(flow.request))
     return FlowRecord.of(checked, mode, client(flow.request))
@@ -271,3 +276,5 @@ class Tracked:
     record: FlowRecord | None = None
     # Observe mode's check of the request, while it waits (deferral.py).
     pending: Pending | None = None
+    # An MCP request's exchange until its answer is judged (mcp.py).
+    mcp: McpExchange | None = None

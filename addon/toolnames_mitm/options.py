@@ -37,6 +37,7 @@ from toolnames_core import reader_named
 __all__ = [
     "FILTER",
     "MAX_BODY",
+    "MCP_RULE",
     "MODE",
     "MODES",
     "NAMES",
@@ -115,6 +116,12 @@ def _rules(values: Sequence[str]) -> tuple[RuleOverride, ...]:
         except ValueError:
             raise Invalid("is not HOST_PATTERN=RULE with a known RULE", spec) from None
     return tuple(overrides)
+
+
+def _mcp_rule(value: str) -> str:
+    if value not in RULES:
+        raise Invalid("is not a rule", value)
+    return value
 
 
 def _filter(value: str | None) -> flowfilter.TFilter | None:
@@ -242,7 +249,20 @@ RESIGN = Option(
     _redact,
 )
 
-OPTIONS = [MODE, SAVE, REDACT, RULE, FILTER, MAX_BODY, READER, RESIGN]
+MCP_RULE = Option(
+    "toolnames_mcp_rule",
+    str,
+    "openai",
+    "The rule the tool names an MCP server lists are held to: each listed name this rule "
+    "rejects is a warning (names only some other provider rejects are information), and fix "
+    "mode lists it to the client under an alias the rule accepts, calling the server's tool by "
+    "its own name. Rules: " + ", ".join(RULES) + ".",
+    ", ".join(RULES),
+    _mcp_rule,
+    tuple(RULES),
+)
+
+OPTIONS = [MODE, SAVE, REDACT, RULE, FILTER, MAX_BODY, READER, RESIGN, MCP_RULE]
 NAMES = frozenset(option.name for option in OPTIONS)
 # Every toolnames option's name starts so: another name that does is a misspelled one.
 PREFIX = "toolnames_"
@@ -253,7 +273,7 @@ def unknown_option(name: str) -> str | None:
     other name (one of toolnames' own, or another addon's)."""
     if not name.startswith(PREFIX) or name in NAMES:
         return None
-    # cutoff=0: a name that starts with the prefix always gets the closest of seven.
+    # cutoff=0: a name that starts with the prefix always gets the closest of them.
     closest = difflib.get_close_matches(name, sorted(NAMES), n=1, cutoff=0)[0]
     return f"{name}: is not a toolnames option; did you mean {closest}?"
 

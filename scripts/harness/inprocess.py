@@ -11,6 +11,7 @@ from mitmproxy import hooks
 from mitmproxy.test import taddons
 
 from toolnames_mitm.addon import ToolNames
+from toolnames_mitm.mcp import McpTraffic
 from toolnames_mitm.websockets import LiveSessions
 
 __all__ = ["running"]
@@ -20,12 +21,13 @@ __all__ = ["running"]
 def running(*others: object, **options: object) -> Iterator[tuple[taddons.context, ToolNames]]:
     """The addon (with ``others`` after it) configured as mitmproxy does at startup, then with
     ``options``; yields (tctx, addon) and runs the addon's done hook on the way out. Its
-    WebSocket hooks are ``tctx.master.addons.get("livesessions")``, as in the script."""
+    WebSocket hooks are ``tctx.master.addons.get("livesessions")``, its MCP hooks
+    ``tctx.master.addons.get("mcptraffic")``, as in the script."""
     root = logging.getLogger()
     handlers = list(root.handlers)
     tn = ToolNames()
     try:
-        with taddons.context(tn, LiveSessions(tn), *others) as tctx:
+        with taddons.context(tn, LiveSessions(tn), McpTraffic(tn), *others) as tctx:
             # mitmproxy configures every option once at startup; taddons.context does not.
             tctx.master.addons.invoke_addon_sync(tn, hooks.ConfigureHook(set(tctx.options.keys())))
             if options:

@@ -28,10 +28,12 @@ def test_the_findings_table_of_the_docs_lists_exactly_the_catalogue():
 
 # The provider's verdict is read from its answer, though it is about the request's names.
 VERDICT_CODES = {codes.PROVIDER_REJECTED, codes.RULE_DISAGREES}
+# What an MCP server's tools/list answer lists.
+LISTING_CODES = {codes.MCP_NAME_INVALID, codes.MCP_NAME_REJECTED, codes.MCP_NAME_DUPLICATE}
 
 
 def test_each_code_says_which_message_it_is_about():
     for code, info in codes.CATALOGUE.items():
-        answer = code.startswith("response-") or code in VERDICT_CODES
+        answer = code.startswith("response-") or code in VERDICT_CODES | LISTING_CODES
         assert info.side == ("response" if answer else "request")
         assert info.meaning

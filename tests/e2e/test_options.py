@@ -55,6 +55,10 @@ BAD = [
         "accepted: a number of bytes or a size such as 512k or 32m; 0 reads every body",
     ),
     (
+        ["toolnames_mcp_rule=claude"],
+        f"toolnames_mcp_rule: 'claude' is not a rule; accepted: {RULES}",
+    ),
+    (
         ["toolnames_save=no-such-folder/flagged.mitm"],
         "toolnames_save: 'no-such-folder/flagged.mitm' is in a folder that does not exist "
         "(no-such-folder); accepted: a new file or a mitmproxy flow file, in a folder that exists",

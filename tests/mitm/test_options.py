@@ -59,6 +59,12 @@ def tctx():
             "ujson",
             "toolnames_reader: 'ujson' is not a reader; accepted: auto, json, msgspec",
         ),
+        (
+            "toolnames_mcp_rule",
+            "mcp",
+            "toolnames_mcp_rule: 'mcp' is not a rule; accepted: "
+            + RULES_ACCEPTED.split("one of ")[1],
+        ),
     ],
 )
 def test_a_bad_value_is_one_line_with_the_option_the_value_and_what_is_accepted(
@@ -114,8 +120,10 @@ def test_good_values_are_read_into_what_the_addon_keeps(tctx):
         toolnames_filter="~d api.openai.com",
         toolnames_max_body="1k",
         toolnames_redact=False,
+        toolnames_mcp_rule="anthropic",
     )
     parsed = options.read(tctx.options, options.NAMES)
+    assert parsed["toolnames_mcp_rule"] == "anthropic"
     assert parsed["toolnames_mode"] == "fix"
     assert [(o.host_pattern, o.rule) for o in parsed["toolnames_rule"]] == [
         ("openrouter.ai", "anthropic")

@@ -1,0 +1,42 @@
+"""MCP traffic between clients and remote MCP servers (Streamable HTTP): another kind of
+exchange beside the LLM APIs' (``exchange.py``), recognised by its JSON-RPC content.
+
+Where names are born: a server lists ``github.create_issue``, valid MCP, and the client
+hands it to a model whose provider rejects the dot. toolnames weighs each listed name
+against MCP's rule and the providers', remembers each session's names to judge its calls,
+and in fix mode lists aliases and calls the server's tools by their own names.
+"""
+
+from __future__ import annotations
+
+from toolnames_core.mcp.checks import listed_findings
+from toolnames_core.mcp.checks import rejecting_rules
+from toolnames_core.mcp.exchange import API
+from toolnames_core.mcp.exchange import UNALIAS_REWRITE
+from toolnames_core.mcp.exchange import McpExchange
+from toolnames_core.mcp.exchange import McpStream
+from toolnames_core.mcp.messages import Message
+from toolnames_core.mcp.messages import header_value
+from toolnames_core.mcp.messages import is_mcp_request
+from toolnames_core.mcp.messages import parse_header_name
+from toolnames_core.mcp.messages import read_messages
+from toolnames_core.mcp.messages import sse_events
+from toolnames_core.mcp.state import McpSession
+from toolnames_core.mcp.state import McpState
+
+__all__ = [
+    "API",
+    "UNALIAS_REWRITE",
+    "McpExchange",
+    "McpSession",
+    "McpState",
+    "McpStream",
+    "Message",
+    "header_value",
+    "is_mcp_request",
+    "listed_findings",
+    "parse_header_name",
+    "read_messages",
+    "rejecting_rules",
+    "sse_events",
+]

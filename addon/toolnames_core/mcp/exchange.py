@@ -1,0 +1,452 @@
+"""One HTTP request of MCP traffic and its answer: what the client sent (its calls, its
+headers), what the server listed, and what fix mode changed on the way.
+
+    state = McpState()                       # one per proxy: every session's listed names
+    exchange = McpExchange(state, "127.0.0.1:8000", session_id, "openai")
+    exchange.check_request(messages, body, fix=True)   # calls judged; exchange.new_body
+    new = exchange.check_answer(200, "application/json", answer, fix=True)
+    stream = exchange.stream(fix=True)       # an SSE answer, chunk by chunk, split anywhere
+
+A ``tools/list`` answer is matched to its request by JSON-RPC id (the requests of the
+same POST); each listed name is weighed (``checks.py``) and remembered for its session
+(``state.py``). Fix mode lists each name the chosen rule rejects under the alias LLM
+renaming gives it (``aliases.alias_for``: a function of the name and the rule alone), and
+a ``tools/call`` of such an alias goes to the server under the server's own name, in
+``params.name`` and in ``Mcp-Name``. Every other byte stays: names are spliced in place.
+"""
+
+from __future__ import annotations
+
+import json
+
+from toolnames_core import codes
+from toolnames_core.aliases import ALIAS_REWRITE
+from toolnames_core.aliases import DIGEST_LEN
+from toolnames_core.aliases import alias_for
+from toolnames_core.findings import malformed
+from toolnames_core.framings import MAX_EVENT_BYTES
+from toolnames_core.jsonsplice import replace_values
+from toolnames_core.mcp.checks import listed_findings
+from toolnames_core.mcp.messages import Message
+from toolnames_core.mcp.messages import header_value
+from toolnames_core.mcp.messages import parse_header_name
+from toolnames_core.mcp.messages import read_messages
+from toolnames_core.mcp.messages import sse_events
+from toolnames_core.mcp.state import McpState
+from toolnames_core.model import Finding
+from toolnames_core.model import Fix
+from toolnames_core.model import JsonPath
+from toolnames_core.model import SkippedFix
+from toolnames_core.model import format_path
+from toolnames_core.names import quote_name
+from toolnames_core.rules import RULES
+from toolnames_core.rules import valid_name_pattern
+
+__all__ = ["API", "UNALIAS_REWRITE", "McpExchange", "McpStream"]
+
+API = "mcp"
+# A tools/call of an alias fix mode listed, sent to the server under the server's name.
+UNALIAS_REWRITE = "unalias"
+# How many listed names a call-unlisted message shows.
+SHOWN_NAMES = 8
+
+
+def _id_key(value: object) -> str:
+    # JSON-RPC ids are strings or numbers, and 1 is not "1".
+    return json.dumps(value, sort_keys=True)
+
+
+class McpExchange:
+    """One MCP request and its answer. ``server``: host:port, ``session_id``: the request's
+    Mcp-Session-Id ("" when it has none: a stateless server's traffic is one session)."""
+
+    api = API
+    blocked = False  # MCP traffic is never blocked
+    rejections = ()
+
+    def __init__(
+        self,
+        state: McpState,
+        server: str,
+        session_id: str,
+        rule: str,
+        *,
+        method_header: str = "",
+        name_header: str = "",
+    ) -> None:
+        if rule not in RULES:
+            raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}")
+        self.state = state
+        self.server = server
+        self.key = (server, session_id)
+        self.rule = rule
+        self.method_header = method_header
+        self.name_header = name_header
+        # The requests of this POST by id: their method, and whether a tools/list continues.
+        self.pending: dict[str, tuple[str, bool]] = {}
+        self.request_findings: list[Finding] = []
+        self.response_findings: list[Finding] = []
+        self.fixes: list[Fix] = []
+        self.fix_skipped: list[SkippedFix] = []
+        # The request as fix mode sent it on, and the Mcp-Name header it sent.
+        self.new_body: bytes | None = None
+        self.new_name_header: str | None = None
+        # Names a tools/list answer listed (the server's own, in order).
+        self.listed: list[str] = []
+        # Whether fix mode changes this exchange's answer (set by check_request).
+        self.fixing = False
+        # The client's Accept-Encoding when fix mode asked for identity instead; the SSE
+        # answer's Content-Length when fix mode sent it on without it.
+        self.accept_encoding_sent: str | None = None
+        self.length_dropped: str | None = None
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [*self.request_findings, *self.response_findings]
+
+    # -- the request ---------------------------------------------------------------------
+
+    def end_session(self) -> None:
+        """The client ended its session (DELETE): its names go."""
+        self.state.end(self.key)
+
+    def check_request(self, messages: list[Message], content: bytes, fix: bool = False) -> None:
+        """Judge the calls of a request's messages; ``fix``: send aliases under the
+        server's names (``new_body``, ``new_name_header``)."""
+        self.fixing = fix
+        replacements: dict[JsonPath, str] = {}
+        for message in messages:
+            method = message.method
+            single = method is not None and len(messages) == 1
+            if single and self.method_header and self.method_header != method:
+                self._header_mismatch("Mcp-Method", self.method_header, method)
+            if message.is_request:
+                params = message.value.get("params")
+                cursor = isinstance(params, dict) and params.get("cursor") is not None
+                self.pending[_id_key(message.id)] = (method, cursor)
+            if method == "tools/call":
+                self._call(message, len(messages) == 1, fix, replacements)
+        if replacements:
+            try:
+                text = content.decode("utf-8")
+                self.new_body = replace_values(text, replacements).encode("utf-8")
+            except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
+                # The request goes on as the client sent it, header included.
+                self.fix_skipped += [
+                    SkippedFix(format_path(where), name, f"was sent as it was: {e}")
+                    for where, name in replacements.items()
+                ]
+                self.fixes = []
+                self.new_name_header = None
+
+    def _header_mismatch(self, header: str, sent: str, body: str) -> None:
+        self.request_findings.append(
+            Finding(
+                codes.MCP_HEADER_MISMATCH,
+                "error",
+                header,
+                f"the {header} header {quote_name(sent)} does not match the body's "
+                f"{quote_name(body)}; servers of the 2026-07-28 revision answer 400 "
+                "(-32020, header mismatch)",
+            )
+        )
+
+    def _call(self, message: Message, alone: bool, fix: bool, replacements: dict) -> None:
+        params = message.value.get("params")
+        if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+            self.request_findings.append(
+                malformed(
+                    (*message.where, "params", "name"),
+                    "a tool name (a string)",
+                    params.get("name") if isinstance(params, dict) else params,
+                )
+            )
+            return
+        name = params["name"]
+        where = (*message.where, "params", "name")
+        path = format_path(where)
+        if alone and self.name_header:
+            header_name = parse_header_name(self.name_header)
+            if header_name != name:
+                self._header_mismatch("Mcp-Name", header_name, name)
+        self._judge_call(name, path)
+        original = self.state.original(self.server, name)
+        if fix and original is not None:
+            replacements[where] = original
+            self.fixes.append(Fix(where, name, original, UNALIAS_REWRITE))
+            if alone and self.name_header and parse_header_name(self.name_header) == name:
+                self.new_name_header = header_value(original)
+                self.fixes.append(Fix(("Mcp-Name",), name, original, UNALIAS_REWRITE))
+
+    def _judge_call(self, name: str, path: str) -> None:
+        session = self.state.session(self.key)
+        if session.overflow:
+            return
+        if not session.listed:
+            if not session.told_unjudged:
+                session.told_unjudged = True
+                self.request_findings.append(
+                    Finding(
+                        codes.MCP_CALL_UNLISTED,
+                        "info",
+                        path,
+                        f"tools/call of {quote_name(name)} not judged: toolnames saw no "
+                        "tools/list answer of this MCP session (it came before toolnames "
+                        "did, or the client kept an earlier one); said once per session",
+                    )
+                )
+            return
+        if session.knows(name):
+            return
+        listed = sorted(session.listing | session.previous)
+        shown = ", ".join(quote_name(n) for n in listed[:SHOWN_NAMES])
+        more = f" (+{len(listed) - SHOWN_NAMES} more)" if len(listed) > SHOWN_NAMES else ""
+        self.request_findings.append(
+            Finding(
+                codes.MCP_CALL_UNLISTED,
+                "warning",
+                path,
+                f"tools/call of {quote_name(name)}, which this MCP session never listed; "
+                f"listed: {shown or 'none'}{more}",
+            )
+        )
+
+    # -- the answer ----------------------------------------------------------------------
+
+    def check_status(self, status: int | None) -> None:
+        """A 404 to a request with a session id: the server ended the session."""
+        if status == 404 and self.key[1]:
+            self.state.end(self.key)
+
+    def check_answer(
+        self, status: int | None, content_type: str, content: bytes, fix: bool = False
+    ) -> bytes | None:
+        """Judge a whole answer (JSON, or SSE read whole); the answer as fix mode sends it
+        on, or None when it stays as it came."""
+        self.check_status(status)
+        if status is None or not 200 <= status < 300 or not self.pending:
+            return None
+        if "text/event-stream" in content_type.lower():
+            stream = self.stream(fix)
+            out = stream(content) + stream(b"")
+            return out if out != content else None
+        messages = read_messages(content)
+        if messages is None:
+            if self.awaits_listing():
+                self.unreadable("the answer is not JSON-RPC 2.0")
+            return None
+        replacements = self.judge_answers(messages, (), fix)
+        if not replacements:
+            return None
+        return self._spliced(content, replacements)
+
+    def stream(self, fix: bool = False) -> McpStream:
+        """A tap for an SSE answer (or the GET stream's server messages)."""
+        return McpStream(self, fix)
+
+    def answer_encoding(self, accept_encoding: str) -> str | None:
+        """The Accept-Encoding to send instead of the client's, or None to leave it: fix mode
+        splices names into a tools/list answer, which a compressed stream would hide."""
+        if not self.fixing or not self.awaits_listing():
+            return None
+        if accept_encoding.strip().lower() == "identity":
+            return None
+        self.accept_encoding_sent = accept_encoding
+        return "identity"
+
+    def awaits_listing(self) -> bool:
+        """Whether this request asked for tools/list: its answer lists names."""
+        return any(method == "tools/list" for method, _ in self.pending.values())
+
+    def answer_unread(self, why: str) -> None:
+        """The answer cannot be read; said when it would list names."""
+        if self.awaits_listing():
+            self.unreadable(why)
+
+    def unreadable(self, why: str) -> None:
+        self.response_findings.append(
+            Finding(
+                codes.RESPONSE_UNREADABLE,
+                "warning",
+                "",
+                f"the tool names the MCP server listed were not checked: {why}",
+            )
+        )
+
+    def _spliced(self, content: bytes, replacements: dict[JsonPath, str]) -> bytes | None:
+        try:
+            return replace_values(content.decode("utf-8"), replacements).encode("utf-8")
+        except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
+            self.keep_as_sent(replacements, str(e))
+            return None
+
+    def keep_as_sent(self, replacements: dict, why: str) -> None:
+        """The answer could not be changed: it goes on as it came, and the record says so."""
+        prefix = set(replacements)
+        self.fixes = [f for f in self.fixes if f.where not in prefix]
+        self.fix_skipped += [
+            SkippedFix(format_path(where), alias, f"was not listed: {why}")
+            for where, alias in replacements.items()
+        ]
+
+    def judge_answers(self, messages: list[Message], prefix: JsonPath, fix: bool) -> dict:
+        """Judge the answers among ``messages``; the renames fix mode makes, by path
+        (relative to the messages' own text)."""
+        replacements: dict[JsonPath, str] = {}
+        for message in messages:
+            if not message.is_response:
+                continue
+            asked = self.pending.get(_id_key(message.id))
+            if asked is None or asked[0] != "tools/list":
+                continue
+            result = message.value.get("result")
+            if not isinstance(result, dict):
+                continue  # an error answer lists nothing
+            replacements.update(self._listing(message, result, asked[1], prefix, fix))
+        return replacements
+
+    def _listing(
+        self, message: Message, result: dict, continued: bool, prefix: JsonPath, fix: bool
+    ) -> dict:
+        tools = result.get("tools")
+        where = (*message.where, "result", "tools")
+        if not isinstance(tools, list):
+            self.response_findings.append(malformed((*prefix, *where), "an array", tools))
+            return {}
+        session = self.state.session(self.key)
+        if not continued:
+            session.new_listing()
+        rule = RULES[self.rule]
+        valid = valid_name_pattern(rule).fullmatch
+        names: list[str] = []
+        places: list[tuple[JsonPath, str]] = []
+        for i, tool in enumerate(tools):
+            at = (*where, i, "name")
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                shown_at = (*prefix, *where, i) if not isinstance(tool, dict) else (*prefix, *at)
+                value = tool if not isinstance(tool, dict) else name
+                expected = "an object" if not isinstance(tool, dict) else "a tool name (a string)"
+                self.response_findings.append(malformed(shown_at, expected, value))
+                continue
+            path = format_path((*prefix, *at))
+            if name in session.listing or name in names:
+                self.response_findings.append(
+                    Finding(
+                        codes.MCP_NAME_DUPLICATE,
+                        "warning",
+                        path,
+                        f"MCP tool name {quote_name(name)} is listed twice in one tools/list "
+                        "(pages included); MCP names must be unique per server, and clients "
+                        "keep one of them or drop both",
+                    )
+                )
+            self.response_findings += listed_findings(name, path, rule)
+            names.append(name)
+            places.append((at, name))
+        self.listed += names
+        renames: dict[JsonPath, str] = {}
+        aliases: dict[str, str] = {}
+        if fix:
+            taken = {n for n in names if valid(n)} | session.listing
+            for at, name in places:
+                if valid(name):
+                    continue
+                alias = alias_for(name, rule)
+                if self._clashes(alias, name, taken, aliases):
+                    alias = alias_for(name, rule, digest_len=2 * DIGEST_LEN)
+                if self._clashes(alias, name, taken, aliases):
+                    self.fix_skipped.append(
+                        SkippedFix(
+                            format_path((*prefix, *at)),
+                            name,
+                            f"would be listed as {quote_name(alias)}, a name already listed",
+                        )
+                    )
+                    continue
+                aliases[alias] = name
+                renames[at] = alias
+                self.fixes.append(Fix((*prefix, *at), name, alias, ALIAS_REWRITE))
+            if aliases:
+                self.state.learn(self.server, aliases)
+        session.add(names + list(aliases))
+        return renames
+
+    def _clashes(self, alias: str, name: str, taken: set[str], aliases: dict[str, str]) -> bool:
+        """Whether ``alias`` is a name listed for another tool (an earlier page's alias of
+        the same name is the same tool listed twice)."""
+        if aliases.get(alias, name) != name:
+            return True
+        return alias in taken and self.state.original(self.server, alias) != name
+
+
+class McpStream:
+    """An SSE answer read as it goes by, split anywhere: each event's JSON-RPC message is
+    judged as it completes. Observing, every chunk goes on at once; fixing, an event goes on
+    once complete (a tools/list answer with aliases in place), only an unfinished event is
+    held back, and one over MAX_EVENT_BYTES goes on as it came, unread."""
+
+    def __init__(self, exchange: McpExchange, fix: bool) -> None:
+        self.exchange = exchange
+        self.fix = fix
+        self.buffer = b""
+        self.events = 0
+        self.broken = False
+        self.ended = False
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if self.broken or self.ended:
+            return chunk
+        final = not chunk
+        if not final and b"\n" not in chunk and b"\r" not in chunk:
+            self.buffer += chunk  # no line ends: no event completes
+            if len(self.buffer) > MAX_EVENT_BYTES:
+                return self._give_up(b"" if self.fix else chunk)
+            return b"" if self.fix else chunk
+        data = self.buffer + chunk
+        events, used = sse_events(data, final)
+        self.buffer = data[used:]
+        out = [self._event(raw, spans) for raw, spans in events]
+        if final:
+            self.ended = True
+        if len(self.buffer) > MAX_EVENT_BYTES:
+            return self._give_up(b"".join(out) if self.fix else chunk)
+        return b"".join(out) if self.fix else chunk
+
+    def _give_up(self, done: bytes) -> bytes:
+        """An event too large to hold: the stream goes on as it came from here."""
+        self.broken = True
+        held, self.buffer = self.buffer, b""
+        self.exchange.unreadable(f"an SSE event is over {MAX_EVENT_BYTES} bytes")
+        return done + held if self.fix else done
+
+    def _event(self, raw: bytes, spans: tuple) -> bytes:
+        index = self.events
+        self.events += 1
+        if not spans:
+            return raw
+        data = b"\n".join(raw[s:e] for s, e in spans)
+        messages = read_messages(data)
+        if messages is None:
+            return raw
+        replacements = self.exchange.judge_answers(messages, ("event", index), self.fix)
+        if not replacements:
+            return raw
+        try:
+            text = replace_values(data.decode("utf-8"), replacements)
+            pieces = text.encode("utf-8").split(b"\n")
+            if len(pieces) != len(spans):
+                raise ValueError("the event's data lines changed in number")
+        except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
+            self.exchange.keep_as_sent(
+                {("event", index, *where): alias for where, alias in replacements.items()},
+                str(e),
+            )
+            return raw
+        out = []
+        done = 0
+        for (start, end), piece in zip(spans, pieces, strict=True):
+            out += [raw[done:start], piece]
+            done = end
+        out.append(raw[done:])
+        return b"".join(out)

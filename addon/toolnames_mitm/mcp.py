@@ -1,0 +1,136 @@
+"""The MCP side of toolnames: the hooks that find MCP traffic by its content (a JSON-RPC 2.0
+body with an MCP method) among the flows the LLM API hooks leave, and hand each request and
+its answer to the core's ``McpExchange``. It shares ToolNames' options, store, log line and
+saving; what it remembers between flows (each session's listed names) is the core's
+``McpState``, one per proxy."""
+
+from __future__ import annotations
+
+from mitmproxy import http
+
+from toolnames_core import McpExchange
+from toolnames_core import McpState
+from toolnames_core import McpStream
+from toolnames_core import is_mcp_request
+from toolnames_core import is_stream
+from toolnames_mitm import flows
+from toolnames_mitm.addon import ToolNames
+from toolnames_mitm.flows import Tracked
+
+__all__ = ["McpTraffic", "server_of"]
+
+
+def server_of(request: http.Request) -> str:
+    """The MCP server a request goes to, as host:port (its sessions are its own)."""
+    return f"{flows.host(request)}:{request.port}"
+
+
+class McpTraffic:
+    def __init__(self, tool_names: ToolNames) -> None:
+        self.tool_names = tool_names
+        self.state = McpState()
+
+    def _exchange(self, request: http.Request) -> McpExchange:
+        return McpExchange(
+            self.state,
+            server_of(request),
+            flows.header(request, b"mcp-session-id"),
+            self.tool_names.mcp_rule,
+            method_header=flows.header(request, b"mcp-method"),
+            name_header=flows.header(request, b"mcp-name"),
+        )
+
+    # -- the request ---------------------------------------------------------------------
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        names = self.tool_names
+        if names.off or flow in names.tracked or flow.websocket is not None:
+            return
+        request = flow.request
+        if request.method == "DELETE":
+            # The client ends its session: the names it listed go.
+            session_id = flows.header(request, b"mcp-session-id")
+            if session_id and flow.live:
+                self.state.end((server_of(request), session_id))
+            return
+        if request.method == "GET":
+            # The Streamable HTTP GET stream: server messages, read as they come.
+            stream = flows.header(request, b"mcp-session-id") and names.watches(flow)
+            if stream and not names.shown_as_read_back(flow):
+                names.tracked[flow] = Tracked(mcp=self._exchange(request))
+            return
+        if request.method != "POST" or request.raw_content is None:
+            return
+        content, problem = flows.request_content(request, names.max_body)
+        if problem is not None:
+            return  # no body at hand to tell MCP by: nothing is claimed about it
+        messages = is_mcp_request(content)
+        if messages is None or not names.watches(flow) or names.shown_as_read_back(flow):
+            return
+        exchange = self._exchange(request)
+        live = flows.mutable(flow)
+        exchange.check_request(messages, content, fix=names.mode == "fix" and live)
+        names.tracked[flow] = Tracked(mcp=exchange)
+        if exchange.new_body is not None:
+            request.content = exchange.new_body
+        if exchange.new_name_header is not None:
+            request.headers["mcp-name"] = exchange.new_name_header
+        accept = exchange.answer_encoding(flows.header(request, b"accept-encoding"))
+        if accept is not None:
+            request.headers["accept-encoding"] = accept
+        if exchange.request_findings or exchange.fixes:
+            comment = flows.mark(flow, flows.recorded(flow, exchange, names.mode))
+            if not flow.live and flow.response is None and flow.error is None:
+                names.log(flow, comment)  # a recorded request without an answer
+
+    # -- the answer ----------------------------------------------------------------------
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        response = flow.response
+        tracked = self.tool_names.tracked.get(flow)
+        exchange = tracked.mcp if tracked is not None else None
+        if exchange is None or not flow.live or response is None or callable(response.stream):
+            return
+        exchange.check_status(response.status_code)
+        if not is_stream(flows.header(response, b"content-type")):
+            return  # a whole body is read once the flow completes
+        coding = flows.header(response, b"content-encoding")
+        if coding:
+            # Read as it streams only uncompressed: it goes on untouched, and unread.
+            exchange.answer_unread(f"the SSE answer came compressed with {coding}")
+            return
+        # Server messages and answers as they come: a GET stream never ends on its own,
+        # so it is never held whole.
+        response.stream = exchange.stream(exchange.fixing)
+        length = flows.header(response, b"content-length")
+        if exchange.fixing and length:
+            exchange.length_dropped = length
+            flows.unsized(flow)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._complete(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._complete(flow)
+
+    def _complete(self, flow: http.HTTPFlow) -> None:
+        names = self.tool_names
+        tracked = names.tracked.get(flow)
+        exchange = tracked.mcp if tracked is not None else None
+        if exchange is None:
+            return
+        tracked.mcp = None
+        response = flow.response
+        tapped = response is not None and isinstance(response.stream, McpStream)
+        if response is not None and not tapped and response.raw_content is not None:
+            content = flows.content(response) or b""
+            content_type = flows.header(response, b"content-type")
+            fix = exchange.fixing and flow.live
+            new = exchange.check_answer(response.status_code, content_type, content, fix)
+            if new is not None:
+                response.content = new
+        recorded = None
+        if exchange.findings or exchange.fixes or exchange.fix_skipped:
+            recorded = flows.recorded(flow, exchange, names.mode)
+            names.log(flow, flows.mark(flow, recorded))
+        names.save(flow, recorded)

@@ -1,0 +1,63 @@
+"""A stand-in MCP server: the real ``mcp`` SDK's MCPServer over Streamable HTTP under uvicorn,
+serving the names MCP servers are born with (``github.create_issue``, ``search docs``, a
+141-character name) beside a plain one. The SDK validates as it does for any server,
+``Mcp-Name`` against ``params.name`` included, so what toolnames sends on is held to it.
+
+    python -m standin.mcp_server --port 8931 [--json]   # http://127.0.0.1:8931/mcp
+
+Each tool answers ``<its name> ran with <arguments>``, so a caller can tell which one ran.
+Needs the ``mcp`` package (requirements/test.txt); the addon never imports this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["DOTTED", "LONG", "NAMES", "PATH", "PLAIN", "SPACED", "build", "main", "server"]
+
+DOTTED = "github.create_issue"
+SPACED = "search docs"
+# Past MCP's 128, and far past the providers' 64 once a client prefixes it.
+LONG = "mcp_tool_" + "x" * 132
+PLAIN = "get_weather"
+NAMES = (DOTTED, SPACED, LONG, PLAIN)
+PATH = "/mcp"
+
+
+def _tool(name: str):
+    def run(text: str) -> str:
+        return f"{name} ran with {json.dumps({'text': text})}"
+
+    return run
+
+
+def server():
+    """The MCPServer: every name in NAMES a tool taking one string, ``text``."""
+    from mcp.server.mcpserver import MCPServer
+
+    served = MCPServer("toolnames-standin")
+    for name in NAMES:
+        served.add_tool(_tool(name), name=name, description=f"the tool {name}")
+    return served
+
+
+def build(json_response: bool = False):
+    """The Starlette app serving it over Streamable HTTP at PATH."""
+    return server().streamable_http_app(streamable_http_path=PATH, json_response=json_response)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m standin.mcp_server", description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--json", action="store_true", help="answer JSON, not SSE")
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    uvicorn.run(build(args.json), host="127.0.0.1", port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+"""One MCP request and its answer (mcp/exchange.py): listings judged page by page, calls
+judged against the session's listing, headers against the body; fix mode's aliases listed
+and called back under the server's names, every other byte kept."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolnames_core import codes
+from toolnames_core.aliases import alias_for
+from toolnames_core.mcp import McpExchange
+from toolnames_core.mcp import McpState
+from toolnames_core.mcp import is_mcp_request
+from toolnames_core.rules import RULES
+
+SERVER = "127.0.0.1:8000"
+DOTTED = "github.create_issue"
+SPACED = "search docs"
+LONG = "x" * 141
+PLAIN = "get_weather"
+NAMES = [DOTTED, SPACED, LONG, PLAIN]
+
+
+def alias(name: str) -> str:
+    return alias_for(name, RULES["openai"])
+
+
+def rpc(method, id_=1, **params):
+    message = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def listing(names, id_=1, cursor=None) -> bytes:
+    result = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in names]}
+    if cursor:
+        result["nextCursor"] = cursor
+    # Spaced and ordered as a server might: the splice must keep every other byte.
+    return json.dumps({"result": result, "jsonrpc": "2.0", "id": id_}, indent=1).encode()
+
+
+def sse(*bodies: bytes) -> bytes:
+    """Each body an event, a data line for each of its lines."""
+    return b"".join(
+        b"event: message\r\n"
+        + b"".join(b"data: " + line + b"\r\n" for line in body.split(b"\n"))
+        + b"\r\n"
+        for body in bodies
+    )
+
+
+def send(state, content, *, fix=False, session="s1", **headers):
+    exchange = McpExchange(state, SERVER, session, "openai", **headers)
+    exchange.check_request(is_mcp_request(content), content, fix=fix)
+    return exchange
+
+
+def listed(state, names, *, fix=False, session="s1", cursor=None, content_type="application/json"):
+    request = rpc("tools/list", cursor=cursor) if cursor else rpc("tools/list")
+    exchange = send(state, request, fix=fix, session=session)
+    answer = listing(names)
+    if content_type == "text/event-stream":
+        answer = sse(answer)
+    return exchange, exchange.check_answer(200, content_type, answer, fix=fix), answer
+
+
+def codes_of(exchange):
+    return [f.code for f in exchange.findings]
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/event-stream"])
+def test_observe_flags_every_bad_listed_name_never_the_plain_one(content_type):
+    exchange, new, _ = listed(McpState(), NAMES, content_type=content_type)
+    assert new is None and exchange.fixes == []
+    paths = {f.path for f in exchange.findings if f.severity == "warning"}
+    prefix = "event[0]." if content_type == "text/event-stream" else ""
+    assert paths == {f"{prefix}result.tools[{i}].name" for i in range(3)}
+    assert codes_of(exchange).count(codes.MCP_NAME_REJECTED) == 3
+    assert codes_of(exchange).count(codes.MCP_NAME_INVALID) == 2
+
+
+def test_a_call_of_a_name_the_session_never_listed_is_flagged():
+    state = McpState()
+    listed(state, NAMES)
+    assert send(state, rpc("tools/call", 2, name=PLAIN)).findings == []
+    (finding,) = send(state, rpc("tools/call", 3, name="delete_repo")).findings
+    assert finding.code == codes.MCP_CALL_UNLISTED and finding.severity == "warning"
+    assert finding.path == "params.name" and "'get_weather'" in finding.message
+    # Another session listed nothing toolnames saw: said once, as information.
+    other = send(state, rpc("tools/call", 4, name="delete_repo"), session="s2")
+    assert [(f.code, f.severity) for f in other.findings] == [(codes.MCP_CALL_UNLISTED, "info")]
+    assert send(state, rpc("tools/call", 5, name="delete_repo"), session="s2").findings == []
+
+
+def test_a_session_that_ends_forgets_its_names():
+    state = McpState()
+    listed(state, [PLAIN])
+    McpExchange(state, SERVER, "s1", "openai").end_session()
+    (finding,) = send(state, rpc("tools/call", 2, name=PLAIN)).findings
+    assert finding.severity == "info"  # no listing known any more
+
+
+def test_a_404_ends_the_session():
+    state = McpState()
+    listed(state, [PLAIN])
+    send(state, rpc("ping", 9)).check_answer(404, "application/json", b"{}")
+    assert not state.session((SERVER, "s1")).listed
+
+
+def test_pages_make_one_listing_and_a_name_on_two_pages_is_a_duplicate():
+    state = McpState()
+    first = send(state, rpc("tools/list"))
+    first.check_answer(200, "application/json", listing(["a", "b"], cursor="p2"))
+    second = send(state, rpc("tools/list", 2, cursor="p2"))
+    second.check_answer(200, "application/json", listing(["c", "a"], id_=2))
+    assert codes_of(second) == [codes.MCP_NAME_DUPLICATE]
+    assert second.findings[0].path == "result.tools[1].name"
+    assert send(state, rpc("tools/call", 3, name="b")).findings == []  # from page one
+    # A listing from the start again: no duplicate of the earlier one.
+    again = send(state, rpc("tools/list", 4))
+    again.check_answer(200, "application/json", listing(["a"], id_=4))
+    assert again.findings == []
+
+
+def test_a_batch_is_matched_by_id():
+    state = McpState()
+    batch = json.dumps(
+        [
+            {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+            {"jsonrpc": "2.0", "id": "t", "method": "tools/list"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        ]
+    ).encode()
+    exchange = send(state, batch, fix=True)
+    answer = json.dumps(
+        [
+            {"jsonrpc": "2.0", "id": "p", "result": {"tools": [{"name": "not.a.listing"}]}},
+            {"jsonrpc": "2.0", "id": "t", "result": {"tools": [{"name": DOTTED}]}},
+        ]
+    ).encode()
+    new = exchange.check_answer(200, "application/json", answer, fix=True)
+    assert [f.path for f in exchange.findings] == ["[1].result.tools[0].name"]
+    assert new == answer.replace(DOTTED.encode(), alias(DOTTED).encode())
+
+
+def test_an_error_answer_and_a_malformed_listing():
+    state = McpState()
+    exchange = send(state, rpc("tools/list"))
+    error = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no tools"}}'
+    assert exchange.check_answer(200, "application/json", error) is None
+    assert exchange.findings == []
+    exchange = send(state, rpc("tools/list"))
+    bad = b'{"jsonrpc":"2.0","id":1,"result":{"tools":[3,{"name":7},{"name":"ok"}]}}'
+    exchange.check_answer(200, "application/json", bad)
+    assert [f.code for f in exchange.findings] == [codes.TOOL_MALFORMED] * 2
+    exchange = send(state, rpc("tools/list"))
+    exchange.check_answer(200, "application/json", b"not json")
+    assert codes_of(exchange) == [codes.RESPONSE_UNREADABLE]
+
+
+def test_headers_that_disagree_with_the_body():
+    state = McpState()
+    call = rpc("tools/call", 2, name=PLAIN)
+    agree = send(state, call, method_header="tools/call", name_header=PLAIN)
+    assert [f for f in agree.findings if f.code == codes.MCP_HEADER_MISMATCH] == []
+    wrong = send(state, call, method_header="tools/list", name_header="other")
+    mismatches = [f for f in wrong.findings if f.code == codes.MCP_HEADER_MISMATCH]
+    assert [f.path for f in mismatches] == ["Mcp-Method", "Mcp-Name"]
+    assert all(f.severity == "error" for f in mismatches)
+    encoded = send(state, call, name_header="=?base64?Z2V0X3dlYXRoZXI=?=")
+    assert [f for f in encoded.findings if f.code == codes.MCP_HEADER_MISMATCH] == []
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/event-stream"])
+def test_fix_lists_aliases_and_keeps_every_other_byte(content_type):
+    state = McpState()
+    exchange, new, answer = listed(state, NAMES, fix=True, content_type=content_type)
+    expected = answer
+    for name in NAMES[:3]:
+        expected = expected.replace(json.dumps(name).encode(), json.dumps(alias(name)).encode())
+    assert new == expected
+    assert [(f.old, f.new) for f in exchange.fixes] == [(n, alias(n)) for n in NAMES[:3]]
+    assert all(len(alias(n)) <= 64 for n in NAMES)
+
+
+def test_fix_calls_an_alias_under_the_servers_name_in_the_body_and_the_header():
+    state = McpState()
+    listed(state, NAMES, fix=True)
+    call = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "%s", "arguments": {"t": 1}}}'
+    content = call % alias(DOTTED).encode()
+    exchange = send(state, content, fix=True, name_header=alias(DOTTED), method_header="tools/call")
+    assert exchange.findings == []  # the session listed the alias
+    assert exchange.new_body == call % DOTTED.encode()
+    assert exchange.new_name_header == DOTTED
+    assert [f.rewrite for f in exchange.fixes] == ["unalias", "unalias"]
+    # A name with a space goes in Mcp-Name as it is; a plain call is left alone.
+    spaced = send(state, call % alias(SPACED).encode(), fix=True, name_header=alias(SPACED))
+    assert spaced.new_name_header == SPACED
+    plain = send(state, call % PLAIN.encode(), fix=True, name_header=PLAIN)
+    assert plain.new_body is None and plain.new_name_header is None and plain.fixes == []
+
+
+def test_aliases_are_the_same_in_every_session_and_known_across_them():
+    state = McpState()
+    _, first, _ = listed(state, NAMES, fix=True, session="a")
+    _, second, _ = listed(state, list(reversed(NAMES)), fix=True, session="b")
+    assert sorted(json.loads(first)["result"]["tools"], key=str) == sorted(
+        json.loads(second)["result"]["tools"], key=str
+    )
+    # A session that never listed calls an alias another listed: still the server's tool.
+    exchange = send(state, rpc("tools/call", 3, name=alias(DOTTED)), fix=True, session="c")
+    assert json.loads(exchange.new_body)["params"]["name"] == DOTTED
+
+
+def test_observe_never_rewrites_even_a_known_alias():
+    state = McpState()
+    listed(state, NAMES, fix=True)
+    exchange = send(state, rpc("tools/call", 3, name=alias(DOTTED)), fix=False)
+    assert exchange.new_body is None and exchange.fixes == []
+
+
+def test_an_alias_that_a_listed_name_already_takes_gets_the_longer_digest():
+    state = McpState()
+    taken = alias(DOTTED)
+    exchange, new, _ = listed(state, [DOTTED, taken], fix=True)
+    (fix,) = exchange.fixes
+    assert fix.new != taken and fix.new == alias_for(DOTTED, RULES["openai"], digest_len=16)
+
+
+NOTIFY = b'event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\r\n\r\n'
+
+
+@given(st.lists(st.integers(0, 4000), max_size=10), st.booleans())
+def test_an_sse_answer_split_anywhere_gives_what_the_whole_gives(cuts, fix):
+    whole = b": ping\n\n" + NOTIFY + sse(listing(NAMES)) + b"data: tail"
+    reference = McpExchange(McpState(), SERVER, "s", "openai")
+    reference.check_request(is_mcp_request(rpc("tools/list")), rpc("tools/list"), fix=fix)
+    expected = reference.check_answer(200, "text/event-stream", whole, fix=fix) or whole
+    exchange = McpExchange(McpState(), SERVER, "s", "openai")
+    exchange.check_request(is_mcp_request(rpc("tools/list")), rpc("tools/list"), fix=fix)
+    stream = exchange.stream(fix)
+    points = sorted({c % (len(whole) + 1) for c in cuts})
+    chunks = [whole[a:b] for a, b in zip([0, *points], [*points, len(whole)], strict=True)]
+    out = b"".join(stream(c) for c in chunks if c) + stream(b"")
+    assert out == expected
+    assert exchange.findings == reference.findings and exchange.fixes == reference.fixes
+    assert (expected != whole) == fix
+
+
+def test_an_event_over_the_limit_goes_on_as_it_came(monkeypatch):
+    from toolnames_core.mcp import exchange as exchange_module
+
+    monkeypatch.setattr(exchange_module, "MAX_EVENT_BYTES", 100)
+    exchange = send(McpState(), rpc("tools/list"), fix=True)
+    stream = exchange.stream(True)
+    big = sse(listing(NAMES))
+    out = b"".join(stream(big[i : i + 10]) for i in range(0, len(big), 10)) + stream(b"")
+    assert out == big and exchange.fixes == []
+    assert codes_of(exchange) == [codes.RESPONSE_UNREADABLE]
+
+
+def test_a_multi_line_data_event_is_spliced_line_by_line():
+    text = listing([DOTTED]).decode()
+    lines = text.split("\n")
+    event = b"".join(b"data:" + line.encode() + b"\n" for line in lines) + b"\n"
+    exchange = send(McpState(), rpc("tools/list"), fix=True)
+    new = exchange.check_answer(200, "text/event-stream", event, fix=True)
+    assert new == event.replace(DOTTED.encode(), alias(DOTTED).encode())

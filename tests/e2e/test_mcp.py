@@ -1,0 +1,129 @@
+"""
+MCP end to end: the real `mcp` SDK's server (scripts/standin/mcp_server.py, MCPServer over
+Streamable HTTP under uvicorn) behind a real mitmdump with the addon in reverse mode, and
+the SDK's own Streamable HTTP client, in the handshake protocol (2025-11-25, sessions) and
+the 2026-07-28 one (stateless, Mcp-Method and Mcp-Name headers), answered as SSE or JSON.
+
+Observe names every bad listed name and a call of a name never listed, never the plain one,
+and changes nothing the client gets; fix lists only names the rule accepts, the client's
+calls of aliases run the server's own tools, and every other answer is the same.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.processes import ProcessGroup
+from harness.processes import free_port
+from harness.processes import start_process
+from tests.testkit.e2e import read_flows
+from tests.testkit.e2e import toolnames_lines
+
+pytestmark = [pytest.mark.needs_sdk, pytest.mark.e2e]
+
+mcp_server = pytest.importorskip("standin.mcp_server")
+pytest.importorskip("mcp")
+
+UNLISTED = "delete_repo"
+# toolnames_mcp_rule's default, openai: what every name the fixed client lists must keep.
+OPENAI_RULE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+@pytest.fixture(params=[False, True], ids=["sse", "json"])
+def mcp_url(request, tmp_path: Path):
+    """The stand-in MCP server's URL, answering SSE or JSON."""
+    port = free_port()
+    command = [sys.executable, "-m", "standin.mcp_server", "--port", str(port)]
+    if request.param:
+        command.append("--json")
+    with ProcessGroup() as group:
+        group.add(start_process("mcp server", command, tmp_path / "mcp.log", port=port))
+        yield f"http://127.0.0.1:{port}"
+
+
+async def session_of(url: str, mode: str, calls: list[str]) -> dict:
+    """What the SDK's client gets: the names it lists and each call's result."""
+    from mcp import Client
+
+    got: dict = {"calls": {}}
+    async with Client(url + mcp_server.PATH, mode=mode) as client:
+        tools = (await client.list_tools()).tools
+        got["names"] = [t.name for t in tools]
+        got["tools"] = [t.model_dump(exclude={"name"}) for t in tools]
+        for name in calls or got["names"]:
+            try:
+                result = await client.call_tool(name, {"text": "Paris"})
+                got["calls"][name] = (result.is_error, [c.model_dump() for c in result.content])
+            except Exception as e:  # noqa: BLE001 (the SDK raises the server's error)
+                got["calls"][name] = ("raised", type(e).__name__)
+    return got
+
+
+def proxy(mitmdump, binary, url: str, save: Path, mode: str):
+    return mitmdump(
+        "--set",
+        f"toolnames_mode={mode}",
+        "--set",
+        f"toolnames_save={save}",
+        mode=f"reverse:{url}",
+        binary=binary,
+    )
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_observe_names_every_bad_name_and_the_unlisted_call_and_changes_nothing(
+    mitmdump, mitmdump_binary, mcp_url, tmp_path, protocol
+):
+    direct = await session_of(mcp_url, protocol, [])
+    saved = tmp_path / "flagged.mitm"
+    proc = proxy(mitmdump, mitmdump_binary, mcp_url, saved, "observe")
+    through = await session_of(proc.url, protocol, [])
+    assert through == direct
+    unlisted = await session_of(proc.url, protocol, [UNLISTED])
+    assert unlisted["calls"][UNLISTED] != (False, [])
+    proc.stop()
+    findings = [f for flow in read_flows(saved) for f in flow.metadata["toolnames"]["findings"]]
+
+    def listed(code: str) -> set[str]:
+        """The names findings of ``code`` are about, by their place in the listing."""
+        places = [
+            re.search(r"tools\[(\d+)\]\.name$", f["path"]) for f in findings if f["code"] == code
+        ]
+        return {direct["names"][int(m[1])] for m in places}
+
+    bad = {mcp_server.DOTTED, mcp_server.SPACED, mcp_server.LONG}
+    assert listed("mcp-name-rejected") == bad
+    assert listed("mcp-name-invalid") == {mcp_server.SPACED, mcp_server.LONG}
+    unlisted_calls = [f for f in findings if f["code"] == "mcp-call-unlisted"]
+    assert [f["severity"] for f in unlisted_calls] == ["warning"]
+    assert UNLISTED in unlisted_calls[0]["message"]
+    log = "\n".join(toolnames_lines(proc.log_text()))
+    assert "mcp-name-rejected" in log and "mcp-call-unlisted" in log
+    assert mcp_server.PLAIN not in listed("mcp-name-rejected") | listed("mcp-name-duplicate")
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_fix_lists_names_the_rule_accepts_and_calls_run_the_servers_tools(
+    mitmdump, mitmdump_binary, mcp_url, tmp_path, protocol
+):
+    direct = await session_of(mcp_url, protocol, [])
+    proc = proxy(mitmdump, mitmdump_binary, mcp_url, tmp_path / "fixed.mitm", "fix")
+    fixed = await session_of(proc.url, protocol, [])
+    assert all(OPENAI_RULE.fullmatch(name) for name in fixed["names"]), fixed["names"]
+    assert mcp_server.PLAIN in fixed["names"] and len(fixed["names"]) == len(mcp_server.NAMES)
+    # Everything but the names is as the server sent it.
+    assert fixed["tools"] == direct["tools"]
+    # Each alias runs the server's tool of the same place, with the same answer.
+    for alias, original in zip(fixed["names"], direct["names"], strict=True):
+        assert fixed["calls"][alias] == direct["calls"][original]
+        text = fixed["calls"][alias][1][0]["text"]
+        assert text.startswith(f"{original} ran with "), text
+    proc.stop()
+    log = "\n".join(toolnames_lines(proc.log_text()))
+    assert "toolnames fixed renamed" in log and "(unalias)" in log
+    if protocol == "auto":  # the 2026-07-28 client names the tool in Mcp-Name too
+        assert "Mcp-Name" in log

@@ -1,0 +1,165 @@
+"""The MCP hooks (toolnames_mitm/mcp.py) on MCP traffic, through mitmproxy's test helpers:
+found by content at any path, marked, logged and saved like LLM traffic, and fixed."""
+
+import json
+
+import pytest
+from mitmproxy import http
+from mitmproxy import io
+from mitmproxy.test import tflow
+from mitmproxy.test import tutils
+
+from harness.inprocess import running
+from toolnames_core import FlowRecord
+from toolnames_core import codes
+
+DOTTED = "github.create_issue"
+PLAIN = "get_weather"
+SESSION = "5b1c0d"
+
+
+def rpc(method: str, id_=1, **params) -> dict:
+    message = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params:
+        message["params"] = params
+    return message
+
+
+def mcp_flow(message, *, path=b"/any/path", method=b"POST", headers=None, live=True):
+    f = tflow.tflow(
+        req=tutils.treq(method=method, scheme=b"http", host="127.0.0.1", port=8000, path=path),
+        live=live,
+    )
+    f.request.headers["mcp-session-id"] = SESSION
+    f.request.headers["authorization"] = "Bearer secret-token-123"
+    for name, value in (headers or {}).items():
+        f.request.headers[name] = value
+    f.request.content = json.dumps(message).encode() if message is not None else b""
+    return f
+
+
+def answer(f, message, content_type="application/json"):
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    f.response = http.Response.make(200, body, {"content-type": content_type})
+    return f
+
+
+LISTING = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": DOTTED}, {"name": PLAIN}]}}
+
+
+def run(mcp, f, message=None, content_type="application/json"):
+    mcp.request(f)
+    if message is not None:
+        answer(f, message, content_type)
+        mcp.responseheaders(f)
+        if callable(f.response.stream):
+            stream = f.response.stream
+            f.response.content = stream(f.response.content) + stream(b"")
+        mcp.response(f)
+    return f
+
+
+def test_observe_marks_logs_and_records_a_bad_listed_name_and_changes_no_byte(caplog):
+    with running(toolnames_mode="observe") as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        f = mcp_flow(rpc("tools/list"))
+        sent = f.request.raw_content
+        run(mcp, f, LISTING)
+    assert f.request.raw_content == sent
+    assert json.loads(f.response.content) == LISTING
+    recorded = FlowRecord.from_metadata(f.metadata["toolnames"])
+    assert recorded.api == "mcp" and recorded.rule == "openai"
+    assert [x.code for x in recorded.findings] == [codes.MCP_NAME_REJECTED]
+    assert f.marked == ":warning:" and DOTTED in f.comment
+    assert any("mcp-name-rejected" in r.getMessage() for r in caplog.records)
+
+
+def test_a_clean_listing_and_a_listed_call_get_no_record():
+    with running() as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        clean = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": PLAIN}]}}
+        f = run(mcp, mcp_flow(rpc("tools/list")), clean)
+        call = run(
+            mcp,
+            mcp_flow(rpc("tools/call", 2, name=PLAIN)),
+            {"jsonrpc": "2.0", "id": 2, "result": {}},
+        )
+    assert "toolnames" not in f.metadata and "toolnames" not in call.metadata
+
+
+def test_an_unlisted_call_is_flagged_and_a_delete_forgets_the_session():
+    with running() as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        run(mcp, mcp_flow(rpc("tools/list")), LISTING)
+        call = run(mcp, mcp_flow(rpc("tools/call", 2, name="delete_repo")))
+        assert call.metadata["toolnames"]["findings"][0]["code"] == codes.MCP_CALL_UNLISTED
+        run(mcp, mcp_flow(None, method=b"DELETE"))
+        again = run(mcp, mcp_flow(rpc("tools/call", 3, name="delete_repo")))
+        assert again.metadata["toolnames"]["findings"][0]["severity"] == "info"
+
+
+def test_a_body_that_is_no_mcp_is_left_alone():
+    with running() as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        f = run(mcp, mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "eth_call"}), LISTING)
+    assert tn.tracked.get(f) is None and "toolnames" not in f.metadata
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/event-stream"])
+def test_fix_lists_an_alias_and_calls_it_back_under_the_servers_name(content_type):
+    with running(toolnames_mode="fix") as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        body = json.dumps(LISTING).encode()
+        if content_type == "text/event-stream":
+            body = b"event: message\r\ndata: " + body + b"\r\n\r\n"
+        listed = run(mcp, mcp_flow(rpc("tools/list")), body, content_type)
+        text = listed.response.content
+        alias = json.loads(text.split(b"data: ")[-1])["result"]["tools"][0]["name"]
+        assert alias != DOTTED and text == body.replace(DOTTED.encode(), alias.encode())
+        assert listed.marked == ":hammer_and_wrench:"
+        call = mcp_flow(
+            rpc("tools/call", 2, name=alias),
+            headers={"mcp-name": alias, "mcp-method": "tools/call"},
+        )
+        run(mcp, call, {"jsonrpc": "2.0", "id": 2, "result": {}})
+    assert json.loads(call.request.content)["params"]["name"] == DOTTED
+    assert call.request.headers["mcp-name"] == DOTTED
+    fixes = call.metadata["toolnames"]["fixes"]
+    assert [(x["path"], x["from"], x["to"]) for x in fixes] == [
+        ("params.name", alias, DOTTED),
+        ("Mcp-Name", alias, DOTTED),
+    ]
+
+
+def test_a_header_that_disagrees_with_the_body_is_an_error():
+    with running() as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        f = run(mcp, mcp_flow(rpc("tools/call", 2, name=PLAIN), headers={"mcp-name": "other"}))
+    assert codes.MCP_HEADER_MISMATCH in [x["code"] for x in f.metadata["toolnames"]["findings"]]
+
+
+def test_a_saved_mcp_flow_loses_its_bearer_token_and_reads_back_as_recorded(tmp_path):
+    path = tmp_path / "flagged.mitm"
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        run(mcp, mcp_flow(rpc("tools/list")), LISTING)
+    with open(path, "rb") as fo:
+        (saved,) = list(io.FlowReader(fo).stream())
+    assert "secret-token-123" not in saved.request.headers["authorization"]
+    assert b"secret-token-123" not in path.read_bytes()
+    with running() as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        saved.live = False
+        tn.request(saved)
+        mcp.request(saved)
+        tn.response(saved)
+        mcp.response(saved)
+    assert saved.marked == ":warning:" and DOTTED in saved.comment
+
+
+def test_a_recorded_mcp_flow_is_checked_in_observe_mode_even_in_fix_mode():
+    with running(toolnames_mode="fix") as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        f = run(mcp, mcp_flow(rpc("tools/list"), live=False), LISTING)
+    assert json.loads(f.response.content) == LISTING
+    assert f.metadata["toolnames"]["action"] == "observed"
