@@ -20,6 +20,8 @@ can prove a chunk reached the client before the provider finished, without a tim
 buffering gateways, replay and mock servers do), each event still written as it goes;
 ``x-standin-corrupt-gzip: crc|cut`` sends a whole answer as a gzip body that does not decode,
 its checksum broken or its end cut off (whatever the Accept-Encoding: a broken server).
+A request signed with AWS SigV4 (``Authorization: AWS4-HMAC-SHA256 …``) is answered only if
+its signature holds for a test access key the stand-in knows (sigv4.py), else with AWS's 403.
 Each recorded request also keeps the ``response_body`` bytes the stand-in sent.
 
 In-process use::
@@ -50,6 +52,7 @@ from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from standin import sigv4
 from standin.formats import route
 from standin.shared import ProviderError
 
@@ -191,6 +194,10 @@ class _Handler(BaseHTTPRequestHandler):
             with self.server.lock:
                 self.server.recorded.append(self.record)
         try:
+            # A SigV4-signed request is refused, as AWS refuses it, unless its signature holds.
+            refused = sigv4.check(self.command, path, query, list(self.headers.items()), raw)
+            if refused is not None:
+                return self._send_error(refused)
             self._dispatch(path, query, raw)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True

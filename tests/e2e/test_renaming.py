@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from tests.testkit import annotations
+from tests.testkit.sigv4 import KEY
+from tests.testkit.sigv4 import SECRET
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 PROMPT = "Open an issue about the weather in Paris."
@@ -38,6 +40,20 @@ class App:
     client: Callable[[str], Any]
     first: Callable[[Any, str, bool], tuple[list[str], Any]]
     second: Callable[[Any, str, bool, Any], str]
+    # A client that signs with AWS SigV4 (boto3): reverse mode must keep the Host it signed,
+    # and fix mode signs what it changed again with the same credentials in mitmdump's
+    # environment (tests/e2e/test_signing.py has what happens without them).
+    signs: bool = False
+
+    def proxy_args(self, fix: bool) -> list[str]:
+        if not self.signs:
+            return []
+        return ["--set", "keep_host_header=true", *(["--set", "toolnames_resign=true"] * fix)]
+
+    def proxy_env(self) -> dict[str, str] | None:
+        if not self.signs:
+            return None
+        return {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
 
 
 # -- openai: chat completions and Responses -----------------------------------------------------
@@ -256,8 +272,8 @@ def bedrock_client(url: str):
         "bedrock-runtime",
         endpoint_url=url,
         region_name="us-east-1",
-        aws_access_key_id="AKIDTESTNOTAKEY",
-        aws_secret_access_key="test-not-a-secret",
+        aws_access_key_id=KEY,
+        aws_secret_access_key=SECRET,
         config=Config(retries={"max_attempts": 1}),
     )
 
@@ -319,7 +335,7 @@ APPS = [
     App("openai-responses", DOTTED, openai_client, responses_first, responses_second),
     App("anthropic", DOTTED, anthropic_client, anthropic_first, anthropic_second),
     App("google-genai", SLASHED, gemini_client, gemini_first, gemini_second),
-    App("boto3-bedrock", DOTTED, bedrock_client, bedrock_first, bedrock_second),
+    App("boto3-bedrock", DOTTED, bedrock_client, bedrock_first, bedrock_second, signs=True),
 ]
 APP_IDS = [f"{app.sdk}-{'long' if app.invalid == LONG else 'mcp'}" for app in APPS]
 
@@ -330,7 +346,13 @@ APP_IDS = [f"{app.sdk}-{'long' if app.invalid == LONG else 'mcp'}" for app in AP
 def test_fix_mode_runs_two_turns_with_names_the_provider_rejects(
     mitmdump, mitmdump_binary, standin, app: App, stream: bool
 ):
-    proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
+    proxy = mitmdump(
+        "--set",
+        "toolnames_mode=fix",
+        *app.proxy_args(fix=True),
+        binary=mitmdump_binary,
+        env=app.proxy_env(),
+    )
     client = app.client(proxy.url)
 
     called, state = app.first(client, app.invalid, stream)
@@ -353,7 +375,7 @@ def test_fix_mode_runs_two_turns_with_names_the_provider_rejects(
 @pytest.mark.needs_sdk
 @pytest.mark.parametrize("app", APPS, ids=APP_IDS)
 def test_observe_mode_leaves_the_app_failing_at_the_provider(mitmdump, mitmdump_binary, app: App):
-    proxy = mitmdump(binary=mitmdump_binary)
+    proxy = mitmdump(*app.proxy_args(fix=False), binary=mitmdump_binary)
     client = app.client(proxy.url)
 
     with pytest.raises(Exception) as excinfo:

@@ -1,0 +1,172 @@
+"""Signed requests end to end: boto3's Bedrock client (Converse and ConverseStream) signs
+with AWS SigV4 and goes through a real mitmdump (12 and 11, reverse mode keeping the Host it
+signed) to the stand-in, which checks every signature as AWS does. Observe mode passes every
+valid signature; fix mode without toolnames_resign never causes a 403 and says why it left
+the request alone (the provider's own name error comes back); with toolnames_resign and the
+same credentials in mitmdump's environment the app gets its own tool names back; with
+another key it declines. The secret is in no log line and no saved flow.
+
+The anthropic SDK's AnthropicBedrock client speaks InvokeModel, a format toolnames does not
+read yet (issue 21): it is not driven here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.testkit import annotations
+from tests.testkit.e2e import read_flows
+from tests.testkit.sigv4 import KEY
+from tests.testkit.sigv4 import OTHER_KEY
+from tests.testkit.sigv4 import OTHER_SECRET
+from tests.testkit.sigv4 import SECRET
+
+pytestmark = pytest.mark.needs_sdk
+
+DOTTED = "github.create_issue"
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+KEEP_HOST = ("--set", "keep_host_header=true")
+# No credentials of the test machine's own reach mitmdump: empty values are none.
+NO_AWS = {
+    "AWS_ACCESS_KEY_ID": "",
+    "AWS_SECRET_ACCESS_KEY": "",
+    "AWS_SESSION_TOKEN": "",
+    "AWS_PROFILE": "",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
+}
+
+
+def client(url: str):
+    boto3 = pytest.importorskip("boto3")
+    from botocore.config import Config
+
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id=KEY,
+        aws_secret_access_key=SECRET,
+        config=Config(retries={"max_attempts": 1}),
+    )
+
+
+def converse(url: str, name: str, stream: bool) -> list[str] | str:
+    """The tools the answer calls, or the error code boto3 raised."""
+    from botocore.exceptions import ClientError
+
+    kwargs = {
+        "modelId": "anthropic.claude-3-haiku",
+        "messages": [{"role": "user", "content": [{"text": "Open an issue."}]}],
+        "toolConfig": {
+            "tools": [{"toolSpec": {"name": name, "inputSchema": {"json": CITY}}}],
+            "toolChoice": {"tool": {"name": name}},
+        },
+    }
+    bedrock = client(url)
+    try:
+        if not stream:
+            content = bedrock.converse(**kwargs)["output"]["message"]["content"]
+            return [b["toolUse"]["name"] for b in content if "toolUse" in b]
+        events = bedrock.converse_stream(**kwargs)["stream"]
+        return [
+            e["contentBlockStart"]["start"]["toolUse"]["name"]
+            for e in events
+            if "contentBlockStart" in e
+        ]
+    except ClientError as e:
+        return e.response["Error"]["Code"]
+
+
+def saved_record(path) -> dict:
+    (flow,) = read_flows(path)
+    return flow.metadata["toolnames"]
+
+
+streams = pytest.mark.parametrize("stream", [False, True], ids=["converse", "converse-stream"])
+
+
+@streams
+def test_observe_mode_passes_every_valid_signature(mitmdump, mitmdump_binary, standin, stream):
+    proxy = mitmdump(*KEEP_HOST, binary=mitmdump_binary)
+    assert converse(proxy.url, "get_weather", stream) == ["get_weather"]
+    # The provider's own verdict on the name, not a signature error.
+    assert converse(proxy.url, DOTTED, stream) == "ValidationException"
+    assert len(standin.requests) == 2
+
+
+@streams
+def test_fix_mode_without_resign_leaves_the_request_as_signed_and_says_why(
+    mitmdump, mitmdump_binary, standin, stream, tmp_path
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump(
+        "--set",
+        "toolnames_mode=fix",
+        "--set",
+        f"toolnames_save={saved}",
+        *KEEP_HOST,
+        binary=mitmdump_binary,
+        env=NO_AWS,
+    )
+    assert converse(proxy.url, DOTTED, stream) == "ValidationException"
+    (received,) = standin.requests
+    assert DOTTED.encode() in received["body"]  # as the client signed it
+    proxy.wait_for_log("toolnames error")
+    (line,) = annotations(proxy.log_text())
+    assert "not fixed: the request is signed with AWS SigV4 (access key AKIDTESTNOTAKEY" in line
+    assert "toolnames_resign is off" in line and "--set toolnames_resign=true" in line
+    record = saved_record(saved)
+    assert record["action"] == "observed"
+    assert record["signed"]["declined"] == "toolnames_resign is off"
+    assert record["rejected"]  # the provider's rejection, tied to the name
+
+
+@streams
+def test_fix_mode_with_resign_and_the_clients_credentials_gives_the_app_its_names(
+    mitmdump, mitmdump_binary, standin, stream, tmp_path
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump(
+        "--set",
+        "toolnames_mode=fix",
+        "--set",
+        "toolnames_resign=true",
+        "--set",
+        f"toolnames_save={saved}",
+        *KEEP_HOST,
+        binary=mitmdump_binary,
+        env={**NO_AWS, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET},
+    )
+    assert converse(proxy.url, DOTTED, stream) == [DOTTED]
+    (received,) = standin.requests
+    assert DOTTED.encode() not in received["body"]
+    proxy.wait_for_log("toolnames fixed")
+    (line,) = annotations(proxy.log_text())
+    assert "signed it again with AWS SigV4 (access key AKIDTESTNOTAKEY" in line
+    record = saved_record(saved)
+    assert record["action"] == "fixed" and record["signed"]["resigned"] is True
+    # The secret went nowhere: not the log, not the saved file.
+    assert SECRET not in proxy.log_text()
+    assert SECRET.encode() not in saved.read_bytes()
+
+
+@streams
+def test_fix_mode_with_resign_declines_another_access_key(
+    mitmdump, mitmdump_binary, standin, stream
+):
+    proxy = mitmdump(
+        "--set",
+        "toolnames_mode=fix",
+        "--set",
+        "toolnames_resign=true",
+        *KEEP_HOST,
+        binary=mitmdump_binary,
+        env={**NO_AWS, "AWS_ACCESS_KEY_ID": OTHER_KEY, "AWS_SECRET_ACCESS_KEY": OTHER_SECRET},
+    )
+    assert converse(proxy.url, DOTTED, stream) == "ValidationException"
+    (received,) = standin.requests
+    assert DOTTED.encode() in received["body"]
+    proxy.wait_for_log("toolnames error")
+    (line,) = annotations(proxy.log_text())
+    assert "are another access key's" in line
+    assert OTHER_SECRET not in proxy.log_text() and OTHER_KEY not in line
