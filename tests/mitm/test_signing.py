@@ -26,8 +26,6 @@ from toolnames_core import read_signature
 from toolnames_core import verifies
 from toolnames_mitm import signing
 
-pytest.importorskip("botocore")
-
 TOKEN = "IQoJb3JpZ2luX2VjEXAMPLEsessiontoken"
 BAD = "github.create_issue"
 CONVERSE = {

@@ -1,6 +1,8 @@
 """Requests signed by botocore's own SigV4Auth, as boto3 signs them: the reference the core's
 signer is held to, and what the addon tests send. botocore is imported when a helper runs,
-so a module of tests that needs it skips with ``pytest.importorskip("botocore")``."""
+so a module of tests that needs it skips with ``pytest.importorskip("botocore")``; only
+``signed_converse`` signs without it (the mitmproxy 11 venv has no SDKs), with the core's
+signer, which tests/core/test_sigv4.py holds to botocore's byte for byte."""
 
 from __future__ import annotations
 
@@ -79,6 +81,10 @@ def signed_converse(
         ("User-Agent", "Boto3/1.44.8 md/Botocore#1.44.8 ua/2.1 os/linux lang/python#3.13.0"),
         *extra,
     ]
+    try:
+        import botocore  # noqa: F401
+    except ImportError:
+        return path, _core_signed(path, headers, body, key, secret, token)
     request, _ = botocore_signed(
         "POST",
         f"https://{BEDROCK_HOST}{path}",
@@ -90,3 +96,24 @@ def signed_converse(
         when=datetime.datetime.now(datetime.UTC),
     )
     return path, list(request.headers.items())
+
+
+def _core_signed(path, headers, body, key, secret, token) -> list[tuple[str, str]]:
+    """The headers botocore would send, signed by the core's signer: every header but
+    User-Agent signed, X-Amz-Date and the session token added first, as botocore does."""
+    from toolnames_core import Credentials
+    from toolnames_core import Signed
+    from toolnames_core import resign_headers
+
+    when = datetime.datetime.now(datetime.UTC)
+    pairs = [*headers, ("X-Amz-Date", when.strftime("%Y%m%dT%H%M%SZ"))]
+    if token:
+        pairs.append(("X-Amz-Security-Token", token))
+    names = tuple(sorted({k.lower() for k, _ in pairs} - {"user-agent"}))
+    scope = Signed(
+        "AWS4-HMAC-SHA256", key, when.strftime("%Y%m%d"), "us-east-1", "bedrock", names, False
+    )
+    new = resign_headers(
+        "POST", path, "", pairs, body, scope, Credentials(key, secret, token), when
+    )
+    return [*pairs, ("Authorization", new.headers["authorization"])]
