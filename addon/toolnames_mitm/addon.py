@@ -204,6 +204,16 @@ class ToolNames:
         saved = save.redacted_copy(flow) if ctx.options.toolnames_redact else flow
         if not self.writer.add(saved):
             return  # said once by the writer; the proxy goes on
+        for part, why in save.bodies_left_out(saved).items():
+            request = flow.request
+            logger.warning(
+                "%s %s%s: toolnames_save: saved without its %s body: %s",
+                request.method,
+                flows.host(request),
+                save.redacted_path(request.path),
+                part,
+                why,
+            )
         recorded.saved = True
         # The live flow says it was saved; the saved copy was written before it did.
         flow.metadata[flows.META_KEY] = recorded.to_metadata()

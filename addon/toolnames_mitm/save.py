@@ -8,7 +8,9 @@ import os
 import re
 import stat
 from pathlib import Path
+from urllib.parse import quote
 from urllib.parse import unquote
+from urllib.parse import unquote_plus
 
 from mitmproxy import http
 from mitmproxy.io import tnetstring
@@ -19,10 +21,13 @@ from toolnames_mitm import flowfile
 __all__ = [
     "REDACTED",
     "FlaggedFlowWriter",
+    "UNSAVED_KEY",
     "UnusableFile",
+    "bodies_left_out",
     "is_secret_name",
     "redacted_copy",
     "redacted_path",
+    "redacted_url",
 ]
 
 logger = logging.getLogger(__name__)
@@ -69,6 +74,15 @@ def is_secret_name(name: str) -> bool:
     return any(w in SECRET_WORDS or w.endswith(SECRET_ENDINGS) for w in words)
 
 
+# The saved copy's metadata key for the bodies left out of it: {"request": why, ...}.
+UNSAVED_KEY = "toolnames_save_left_out"
+
+
+def bodies_left_out(saved: http.HTTPFlow) -> dict[str, str]:
+    """Which bodies ``redacted_copy`` left out of the saved copy, and why."""
+    return dict(saved.metadata.get(UNSAVED_KEY) or {})
+
+
 def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
     """A copy of ``flow`` without credentials; the live flow is left as it is."""
     copy = flow.copy()
@@ -84,9 +98,13 @@ def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
     for name in list(query.keys()):
         if is_secret_name(name):
             query.set_all(name, [REDACTED] * len(query.get_all(name)))
-    for message in (copy.request, copy.response):
-        if message is not None:
-            _redact_body(message)
+    unsaved = {}
+    for part, message in (("request", copy.request), ("response", copy.response)):
+        if message is not None and (why := _redact_body(message)) is not None:
+            unsaved[part] = why
+    if unsaved:
+        # Said where a reader of the file looks (the addon logs it too, see bodies_left_out).
+        copy.metadata[UNSAVED_KEY] = unsaved
     if copy.websocket is not None:
         for ws_message in copy.websocket.messages:
             redacted = _redacted_json_text(ws_message.content)
@@ -101,14 +119,80 @@ def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
 # replaced, wherever it sits; the rest of the body keeps every byte it was sent with.
 
 
-def _redact_body(message: http.Message) -> None:
+# A body whose Content-Encoding does not decode is left out of the saved copy: saved as it
+# came, its credentials would be there for anyone to decode (a gzip body with a bad CRC still
+# inflates; a "gzip" body sent plain is plain). So is one compressed under no or another
+# Content-Encoding, by its magic bytes: brotli has none, and is caught only when declared.
+MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
+
+
+def _redact_body(message: http.Message) -> str | None:
+    """Redact the body in place; why it was left out instead, if it was."""
+    if not message.raw_content:
+        return None
+    encoding = message.headers.get("content-encoding", "")
     try:
         content = message.get_content(strict=True)
-    except ValueError:
-        return  # an encoding mitmproxy cannot decode: nothing in it is readable
-    redacted = _redacted_json_text(content)
+    except ValueError as e:
+        message.content = None
+        return (
+            f"its Content-Encoding ({encoding}) does not decode ({e}), so it could not be redacted"
+        )
+    for magic, kind in MAGIC:
+        if content.startswith(magic):
+            message.content = None
+            return (
+                f"it is {kind}-compressed under Content-Encoding {encoding or '(none)'}, so it "
+                "could not be redacted"
+            )
+    content_type = message.headers.get("content-type", "").lower()
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        redacted = _redacted_form(content)
+    elif content_type.startswith("text/event-stream") or content.startswith((b"data:", b"event:")):
+        redacted = _redacted_events(content)
+    else:
+        redacted = _redacted_json_text(content)
     if redacted is not None:
         message.content = redacted  # encoded again as the message's content-encoding says
+    return None
+
+
+def _redacted_form(content: bytes) -> bytes | None:
+    """A form-encoded body with the value of every credential-named field, and the
+    credentials of every URL value, replaced; None when it holds none."""
+    parts = content.split(b"&")
+    changed = False
+    for i, part in enumerate(parts):
+        name, eq, value = part.partition(b"=")
+        if not eq:
+            continue
+        text = unquote_plus(value.decode("latin-1"))
+        if is_secret_name(unquote_plus(name.decode("latin-1"))):
+            parts[i] = name + b"=" + REDACTED.encode()
+        elif (url := redacted_url(text)) != text:
+            parts[i] = name + b"=" + quote(url, safe="").encode()
+        else:
+            continue
+        changed = True
+    return b"&".join(parts) if changed else None
+
+
+def _redacted_events(content: bytes) -> bytes | None:
+    """An SSE stream with each JSON data line redacted as a body is; None when none changes."""
+    lines = content.split(b"\n")
+    changed = False
+    for i, line in enumerate(lines):
+        if not line.startswith(b"data:"):
+            continue
+        data = line[5:]
+        end = b"\r" if data.endswith(b"\r") else b""
+        body = data[: len(data) - len(end)]
+        lead = body[: len(body) - len(body.lstrip())]
+        redacted = _redacted_json_text(body.lstrip())
+        if redacted is not None:
+            lines[i] = b"data:" + lead + redacted + end
+            changed = True
+    return b"\n".join(lines) if changed else None
 
 
 def _redacted_json_text(content: bytes | None) -> bytes | None:
@@ -123,11 +207,11 @@ def _redacted_json_text(content: bytes | None) -> bytes | None:
         return None
     except RecursionError:
         return json.dumps(REDACTED).encode()  # too deep to look into, so not saved
-    paths = _secret_paths(document)
+    paths = _secret_values(document)
     if not paths:
         return None
     try:
-        spliced = replace_values(text, dict.fromkeys(paths, REDACTED))
+        spliced = replace_values(text, paths)
         # json.loads keeps the last of a repeated key: every occurrence must be gone.
         json.loads(spliced, object_pairs_hook=_all_redacted)
         return spliced.encode("utf-8")
@@ -135,11 +219,11 @@ def _redacted_json_text(content: bytes | None) -> bytes | None:
         pass
     # Text the splice cannot place (a repeated key): the document, the same values replaced
     # (json.loads kept one of each repeated key), encoded again.
-    for path in paths:
+    for path, value in paths.items():
         parent = document
         for key in path[:-1]:
             parent = parent[key]
-        parent[path[-1]] = REDACTED
+        parent[path[-1]] = value
     try:
         return json.dumps(document, ensure_ascii=False).encode("utf-8")
     except RecursionError:
@@ -152,14 +236,19 @@ def _may_hold_secret(value: object) -> bool:
 
 
 def _all_redacted(pairs: list[tuple[str, object]]) -> dict:
-    if any(is_secret_name(key) and _may_hold_secret(value) for key, value in pairs):
-        raise ValueError("a credential is left in the text")
+    for key, value in pairs:
+        if is_secret_name(key) and _may_hold_secret(value):
+            raise ValueError("a credential is left in the text")
+        if isinstance(value, str) and redacted_url(value) != value:
+            raise ValueError("a URL's credential is left in the text")
     return dict(pairs)
 
 
-def _secret_paths(document: object) -> list[tuple]:
-    """The path of every value under a credential-named key (walked without recursion)."""
-    paths = []
+def _secret_values(document: object) -> dict[tuple, object]:
+    """The path of every value to replace, and what replaces it: any value under a
+    credential-named key, and any URL string with credentials (an MCP server's
+    `server_url` or `url` with ?key=…, or user:password@), walked without recursion."""
+    found: dict[tuple, object] = {}
     stack: list[tuple[tuple, object]] = [((), document)]
     while stack:
         path, node = stack.pop()
@@ -167,12 +256,14 @@ def _secret_paths(document: object) -> list[tuple]:
             for key, value in node.items():
                 if is_secret_name(str(key)):
                     if _may_hold_secret(value):
-                        paths.append((*path, key))
+                        found[(*path, key)] = REDACTED
                 else:
                     stack.append(((*path, key), value))
         elif isinstance(node, list):
             stack.extend(((*path, i), value) for i, value in enumerate(node))
-    return paths
+        elif isinstance(node, str) and path and (url := redacted_url(node)) != node:
+            found[path] = url
+    return found
 
 
 def _redact_headers(headers: http.Headers) -> None:
@@ -202,6 +293,8 @@ def _redact_keys(node: object) -> object:
         return {k: REDACTED if is_secret_name(str(k)) else _redact_keys(v) for k, v in node.items()}
     if isinstance(node, list):
         return [_redact_keys(v) for v in node]
+    if isinstance(node, str):
+        return redacted_url(node)
     return node
 
 
@@ -230,11 +323,39 @@ def redacted_path(path: str) -> str:
     base, sep, query = path.partition("?")
     if not sep:
         return path
+    return f"{base}?{_redacted_params(query)}"
+
+
+def _redacted_params(query: str) -> str:
     parts = []
     for part in query.split("&"):
         name, eq, _ = part.partition("=")
         parts.append(f"{name}={REDACTED}" if eq and is_secret_name(unquote(name)) else part)
-    return f"{base}?{'&'.join(parts)}"
+    return "&".join(parts)
+
+
+SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
+
+
+def redacted_url(value: str) -> str:
+    """``value`` if it is no URL or one without credentials; else the URL with its userinfo
+    (user:password@, or a token as the user) and the values of its credential parameters, in
+    the query or the fragment (OAuth's #access_token=), replaced."""
+    if "://" not in value:
+        return value
+    rest, hashmark, fragment = value.partition("#")
+    rest, mark, query = rest.partition("?")
+    scheme, sep, after = rest.partition("://")
+    if not SCHEME.match(scheme):
+        return value
+    netloc, slash, path = after.partition("/")
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    if mark:
+        query = _redacted_params(query)
+    if hashmark:
+        fragment = _redacted_params(fragment)
+    return f"{scheme}{sep}{netloc}{slash}{path}{mark}{query}{hashmark}{fragment}"
 
 
 class UnusableFile(Exception):

@@ -63,13 +63,15 @@ class RecordedExchange:
     @property
     def record_knows_more(self) -> bool:
         """The live addon saw what the file lacks: the client's own request (fix mode
-        rewrote it), why fix mode left a name as sent, or the answer's body (a stream, saved
-        without it)."""
+        rewrote it, or it was saved without its body), why fix mode left a name as sent, or
+        the answer's body (a stream, saved without it)."""
         if self.recorded is None:
             return False
         answer_missing = self.status is not None and self.response_content is None
+        # toolnames_save leaves out a body it cannot redact; the live addon read it.
+        request_missing = self.request_content is None
         declined = bool(self.recorded.fix_skipped)
-        return self.recorded.action == "fixed" or declined or answer_missing
+        return self.recorded.action == "fixed" or declined or answer_missing or request_missing
 
     @property
     def endpoint(self) -> str:

@@ -7,12 +7,16 @@ after the cut was lost to `mitmdump -nr` ("Invalid data format") and to scripts/
 stopped at the cut); a full disk logged a traceback for every flagged flow and at shutdown.
 """
 
+import json
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from harness.mitmdump import ADDON_SCRIPT
+from tests.testkit import DIRECT
 from tests.testkit import mitmdump_read
 from tests.testkit import post
 from tests.testkit import read_flows
@@ -167,3 +171,65 @@ def test_a_full_disk_is_one_line_the_proxy_goes_on_and_saving_resumes_when_there
         "while it failed (No space left on device)",
     ]
     assert len(read_flows(path)) == saved + 1  # whole: no cut record was left in it
+
+
+def post_raw(url: str, raw: bytes, headers: dict) -> int:
+    request = urllib.request.Request(url, data=raw, headers=headers, method="POST")
+    try:
+        with DIRECT.open(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+# A Responses API request with remote MCP servers whose URLs carry their keys, and a
+# function name OpenAI rejects (blocked, so flagged and saved).
+MCP_URLS = {
+    "model": "gpt-4.1",
+    "input": "hi",
+    "tools": [
+        {"type": "function", "name": "search.web", "parameters": {"type": "object"}},
+        {
+            "type": "mcp",
+            "server_label": "gh",
+            "server_url": "https://mcp.example/sse?team=a&api_key=URLSECRET1",
+            "require_approval": "never",
+        },
+        {"type": "mcp", "server_label": "me", "server_url": "https://me:URLSECRET2@mcp.example/"},
+    ],
+}
+
+
+def test_saved_flows_keep_no_credential_of_a_url_a_form_or_a_body_that_does_not_decode(
+    mitmdump, mitmdump_binary, mitmproxy_confdir, tmp_path
+):
+    path = tmp_path / "flagged.mitm"
+    proxy = saving(mitmdump, mitmdump_binary, path)
+    assert post(f"{proxy.url}/v1/responses", MCP_URLS)[0] == 400
+    # Says gzip, and is plain: the body goes by unread, and the provider refuses it.
+    lying = json.dumps({**DOOMED, "api_key": "LIESECRET"}).encode()
+    status = post_raw(
+        f"{proxy.url}/v1/chat/completions",
+        lying,
+        {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
+    assert status >= 400
+    wait_for_flows(path, 2)
+    assert proxy.stop() == 0
+
+    data = path.read_bytes()
+    assert b"SECRET" not in data
+    urls, unread = read_flows(path)
+    tools = json.loads(urls.request.content)["tools"]
+    assert tools[1]["server_url"] == "https://mcp.example/sse?team=a&api_key=REDACTED-by-toolnames"
+    assert tools[2]["server_url"] == "https://REDACTED-by-toolnames@mcp.example/"
+    assert unread.request.raw_content is None
+    why = unread.metadata["toolnames_save_left_out"]["request"]
+    assert why.startswith("its Content-Encoding (gzip) does not decode")
+    lines = save_lines(proxy.log_text())
+    assert lines == [
+        f"POST 127.0.0.1/v1/chat/completions: toolnames_save: saved without its request body: {why}"
+    ]
+    # The scan reports the flow from the live addon's record.
+    scan = run_scan("--json", path)
+    assert "request-unreadable" in scan.stdout, scan.stdout + scan.stderr

@@ -1,8 +1,10 @@
 """Saving flagged flows (save.py): a redacted copy, appended to a file only its owner reads."""
 
+import gzip
 import json
 import os
 import stat
+import zlib
 
 import pytest
 from mitmproxy import http
@@ -415,3 +417,124 @@ def test_a_write_that_cannot_be_undone_stops_saving_in_the_same_line(tmp_path, c
     # The next start truncates the cut record.
     save.FlaggedFlowWriter(target).close()
     assert target.stat().st_size == 0
+
+
+# Credentials in URLs inside bodies: an MCP server's URL may carry its key in the query or
+# userinfo (https://platform.openai.com/docs/guides/tools-connectors-mcp: `server_url`;
+# https://docs.anthropic.com/en/docs/agents-and-tools/mcp-connector: `mcp_servers[].url`).
+URL_KEYS = (
+    b'{"model":"gpt-4.1","input":"hi","tools":[{"type":"mcp","server_label":"gh",'
+    b'"server_url":"https://mcp.example/sse?team=a&api_key=SECRET1&key=SECRET2"},'
+    b'{"type":"mcp","server_label":"u","server_url":"https://me:SECRET3@mcp.example/sse"}],'
+    b'"mcp_servers":[{"type":"url","url":"https://SECRET4@mcp.example/x#access_token=SECRET5",'
+    b'"name":"ex"}],"metadata":{"links":["wss://mcp.example/ws?token=SECRET6"]}}'
+)
+
+
+def test_credentials_in_urls_inside_a_body_are_redacted_and_every_other_byte_kept():
+    f = tflow.tflow(resp=True)
+    f.request.content = URL_KEYS
+    saved = save.redacted_copy(f).request.content
+    assert b"SECRET" not in saved
+    expected = URL_KEYS
+    for secret in (b"SECRET1", b"SECRET2", b"SECRET5", b"SECRET6"):
+        expected = expected.replace(secret, save.REDACTED.encode())
+    expected = expected.replace(b"me:SECRET3@", b"REDACTED-by-toolnames@")
+    expected = expected.replace(b"SECRET4@", b"REDACTED-by-toolnames@")
+    assert saved == expected
+    assert save.bodies_left_out(save.redacted_copy(f)) == {}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://mcp.example/sse?team=a&page=2",
+        "https://mcp.example/a@b",  # an @ in the path is no userinfo
+        "urn:example:key=1",
+        "see https://x.example/?key=1 for the docs",  # prose, not a URL
+        "mailto:me@example.com",
+    ],
+)
+def test_urls_without_credentials_are_kept(value):
+    assert save.redacted_url(value) == value
+
+
+def test_a_url_in_a_json_header_value_loses_its_credentials():
+    f = tflow.tflow()
+    f.request.headers["x-mcp-config"] = '{"url": "https://mcp.example/?api_key=SECRET"}'
+    assert "SECRET" not in save.redacted_copy(f).request.headers["x-mcp-config"]
+
+
+def gzip_with_bad_crc(data: bytes) -> bytes:
+    packed = bytearray(gzip.compress(data))
+    packed[-8] ^= 0xFF  # the CRC32 of the trailer
+    return bytes(packed)
+
+
+def test_a_gzip_body_with_a_bad_crc_is_left_out_though_its_text_is_recoverable():
+    raw = gzip_with_bad_crc(ANTHROPIC_MCP)
+    # What anyone holding the file could do: inflate it past its 10-byte header, ignoring the
+    # trailer.
+    assert zlib.decompressobj(-zlib.MAX_WBITS).decompress(raw[10:]) == ANTHROPIC_MCP
+    f = tflow.tflow(resp=True)
+    f.request.headers["content-encoding"] = "gzip"
+    f.request.raw_content = raw
+    copy = save.redacted_copy(f)
+    assert copy.request.raw_content is None
+    (why,) = save.bodies_left_out(copy).values()
+    assert why.startswith("its Content-Encoding (gzip) does not decode (")
+    assert f.request.raw_content == raw  # the live flow keeps it
+
+
+@pytest.mark.parametrize(
+    "encoding,raw,why",
+    [
+        ("gzip", ANTHROPIC_MCP, "its Content-Encoding (gzip) does not decode"),
+        ("br", gzip.compress(ANTHROPIC_MCP), "its Content-Encoding (br) does not decode"),
+        ("x-custom", ANTHROPIC_MCP, "its Content-Encoding (x-custom) does not decode"),
+        (None, gzip.compress(ANTHROPIC_MCP), "it is gzip-compressed under Content-Encoding (none)"),
+    ],
+    ids=["gzip that is plain", "br that is gzip", "unknown", "gzip with none declared"],
+)
+def test_a_body_whose_content_encoding_lies_is_left_out_and_the_copy_says_so(encoding, raw, why):
+    f = tflow.tflow(resp=True)
+    if encoding:
+        f.request.headers["content-encoding"] = encoding
+    f.request.raw_content = raw
+    copy = save.redacted_copy(f)
+    assert copy.request.raw_content is None
+    assert save.bodies_left_out(copy)["request"].startswith(why)
+    assert copy.metadata[save.UNSAVED_KEY] == save.bodies_left_out(copy)
+    assert copy.response.content == f.response.content  # the answer decodes: it is kept
+
+
+def test_a_form_encoded_body_loses_its_credentials():
+    body = (
+        b"grant_type=refresh_token&refresh_token=SECRET1&client_id=app&client_secret=SECRET2"
+        b"&callback=https%3A%2F%2Fme%3ASECRET3%40hooks.example%2Fcb&note=a+b"
+    )
+    f = tflow.tflow(resp=True)
+    f.request.headers["content-type"] = "application/x-www-form-urlencoded"
+    f.request.content = body
+    saved = save.redacted_copy(f).request.content
+    assert b"SECRET" not in saved
+    assert saved.startswith(b"grant_type=refresh_token&refresh_token=REDACTED-by-toolnames&")
+    assert b"client_id=app&" in saved and saved.endswith(b"&note=a+b")
+
+
+def test_a_stream_loses_the_credentials_in_its_events():
+    # The Responses API echoes the request's tools, server_url included, in its events.
+    created = {
+        "type": "response.created",
+        "response": {"tools": [{"type": "mcp", "server_url": "https://mcp.example/?key=SECRET"}]},
+    }
+    stream = (
+        b"event: response.created\r\ndata: " + json.dumps(created).encode() + b"\r\n\r\n"
+        b'event: response.completed\r\ndata: {"type": "response.completed"}\r\n\r\n'
+    )
+    f = tflow.tflow(resp=True)
+    f.response.headers["content-type"] = "text/event-stream"
+    f.response.content = stream
+    saved = save.redacted_copy(f).response.content
+    assert b"SECRET" not in saved
+    assert saved == stream.replace(b"SECRET", save.REDACTED.encode())
