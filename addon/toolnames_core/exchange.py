@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from toolnames_core import aliases
 from toolnames_core import bodies
 from toolnames_core import codes
 from toolnames_core import endpoints
@@ -189,27 +188,18 @@ class Exchange:
         choices = fixes_.FixPlan()
         if any(f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings):
             choices = fixes_.plan_fixes(view)
-        renames = aliases.plan_aliases(view, RULES[self.rule], {f.where for f in choices.fixes})
-        self.fix_skipped = choices.skipped + renames.skipped
-        planned = choices.fixes + renames.fixes
-        if not planned:
-            self._note_skipped()
-            return
-        try:
-            text = content.decode("utf-8")
-        except UnicodeDecodeError:
-            self.fix_skipped += [
-                SkippedFix(f.path, f.old, "was left as sent: the body is not UTF-8")
-                for f in planned
-            ]
-            self._note_skipped()
-            return
+        done = fixes_.rewrite(
+            view, RULES[self.rule], content, "was left as sent: the body is not UTF-8", choices
+        )
+        self.fix_skipped = done.skipped
         self._note_skipped()
-        if self.signed is not None and self.unsignable is not None:
-            self._decline_signed(planned)
+        if done.content is None:
             return
-        self.fixes = planned
-        self.new_body = fixes_.apply_fixes(text, planned).encode("utf-8")
+        if self.signed is not None and self.unsignable is not None:
+            self._decline_signed(done.fixes)
+            return
+        self.fixes = done.fixes
+        self.new_body = done.content
         # The answer is judged against what the provider was sent: a fixed choice names
         # the tool it now names (the record keeps what the client sent); aliased names
         # are judged as the app's own, once the answer has them back.
@@ -217,8 +207,8 @@ class Exchange:
         for choice in view.choices:
             for ref in choice.names:
                 ref.name = fixed.get(ref.where, ref.name)
-        if renames.aliases:
-            self.restorer = Restorer(renames.aliases)
+        if done.aliases:
+            self.restorer = Restorer(done.aliases)
 
     def _note_skipped(self) -> None:
         """Say on the finding a declined fix concerns why fix mode left it: the log line,

@@ -1,17 +1,23 @@
-"""Fix mode: point a mismatched named choice at the tool the client meant, never a guess."""
+"""Fix mode: point a mismatched named choice at the tool the client meant, never a guess;
+and the one rewrite step an exchange's body and a session's message go through."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
+from typing import NamedTuple
 
 from toolnames_core import jsonsplice
+from toolnames_core.aliases import plan_aliases
 from toolnames_core.model import Fix
+from toolnames_core.model import JsonPath
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
 from toolnames_core.rewrites import REWRITES
 from toolnames_core.rewrites import Rewrite
+from toolnames_core.rules import NameRule
 
 
 @dataclass(slots=True)
@@ -51,3 +57,38 @@ def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> F
 
 def apply_fixes(text: str, fixes: list[Fix]) -> str:
     return jsonsplice.replace_values(text, {fix.where: fix.new for fix in fixes})
+
+
+class Rewritten(NamedTuple):
+    """What fix mode did to one body or message."""
+
+    fixes: list[Fix]  # what it changed; empty when it left the content as sent
+    content: bytes | None  # the new bytes; None when nothing changed
+    skipped: list[SkippedFix]  # what it left, and why
+    aliases: dict[str, str]  # alias -> the app's name, for the answer; empty when unchanged
+
+
+def rewrite(
+    view: RequestView,
+    rule: NameRule,
+    content: bytes,
+    not_utf8: str,
+    choices: FixPlan | None = None,
+    splices: Callable[[JsonPath], bool] = lambda where: True,
+) -> Rewritten:
+    """The planned fixes of ``content`` (``choices``, then an alias for every name ``rule``
+    rejects elsewhere), spliced into its text. ``splices``: whether a planned place is in
+    this content (a session plans with tools declared earlier, and splices none of them);
+    ``not_utf8``: why every fix was left, when the content is not UTF-8."""
+    choices = choices or FixPlan()
+    renames = plan_aliases(view, rule, {f.where for f in choices.fixes})
+    skipped = choices.skipped + renames.skipped
+    planned = [f for f in choices.fixes + renames.fixes if splices(f.where)]
+    if not planned:
+        return Rewritten([], None, skipped, {})
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        skipped += [SkippedFix(f.path, f.old, not_utf8) for f in planned]
+        return Rewritten([], None, skipped, {})
+    return Rewritten(planned, apply_fixes(text, planned).encode("utf-8"), skipped, renames.aliases)

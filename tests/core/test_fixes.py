@@ -6,14 +6,17 @@ import pytest
 
 from tests.testkit import exchange_for
 from toolnames_core import Exchange
+from toolnames_core.aliases import alias_for
 from toolnames_core.fixes import apply_fixes
 from toolnames_core.fixes import plan_fixes
+from toolnames_core.fixes import rewrite
 from toolnames_core.formats.openai_chat import read_request
 from toolnames_core.model import Choice
 from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.rewrites import Rewrite
+from toolnames_core.rules import RULES
 
 
 def fn(name: str) -> dict:
@@ -289,3 +292,59 @@ def test_apply_fixes_replaces_each_fixed_value():
     text = '{"a": {"name": "x.y"}, "b": ["p q"]}'
     fixes = [Fix(("a", "name"), "x.y", "x_y", "mastra"), Fix(("b", 0), "p q", "p_q", "mastra")]
     assert apply_fixes(text, fixes) == '{"a": {"name": "x_y"}, "b": ["p_q"]}'
+
+
+# --- rewrite: the one step an exchange's body and a session's message go through -------------
+
+MCP = "github.create_issue"
+OPENAI = RULES["openai"]
+
+
+def body_of(tools: list[str], chosen: str | None = None) -> bytes:
+    body = {"tools": [fn(n) for n in tools]}
+    if chosen is not None:
+        body["tool_choice"] = named(chosen)
+    return json.dumps(body).encode()
+
+
+def test_rewrite_splices_the_choice_fix_and_an_alias_and_names_the_aliases():
+    content = body_of(["search_web", MCP], "search.web")
+    view = read_request(json.loads(content))
+    done = rewrite(view, OPENAI, content, "not UTF-8", plan_fixes(view))
+    alias = alias_for(MCP, OPENAI)
+    assert [(f.path, f.old, f.new) for f in done.fixes] == [
+        ("tool_choice.function.name", "search.web", "search_web"),
+        ("tools[1].function.name", MCP, alias),
+    ]
+    assert json.loads(done.content) == json.loads(body_of(["search_web", alias], "search_web"))
+    assert (done.skipped, done.aliases) == ([], {alias: MCP})
+
+
+def test_rewrite_leaves_content_that_is_not_utf8_and_says_why_for_every_fix():
+    content = body_of([MCP]).decode().encode("utf-16")
+    done = rewrite(read_request(json.loads(content)), OPENAI, content, "the reason")
+    assert (done.fixes, done.content, done.aliases) == ([], None, {})
+    assert [s.to_dict() for s in done.skipped] == [
+        {"path": "tools[0].function.name", "name": MCP, "reason": "the reason"}
+    ]
+
+
+def test_rewrite_splices_only_where_splices_says_and_keeps_the_planning_skips():
+    content = body_of([MCP, "a.b"], "nope")
+    view = read_request(json.loads(content))
+    choices = plan_fixes(view)  # "nope" matches nothing offered: skipped
+    done = rewrite(view, OPENAI, content, "x", choices, splices=lambda where: where[1] == 1)
+    assert [f.path for f in done.fixes] == ["tools[1].function.name"]
+    assert json.loads(done.content)["tools"][0]["function"]["name"] == MCP
+    assert [s.name for s in done.skipped] == ["nope"]
+    nothing = rewrite(view, OPENAI, content, "x", choices, splices=lambda where: False)
+    assert (nothing.fixes, nothing.content, [s.name for s in nothing.skipped]) == (
+        [],
+        None,
+        ["nope"],
+    )
+
+
+def test_rewrite_leaves_a_body_the_rule_accepts():
+    content = body_of(["search_web"])
+    assert rewrite(read_request(json.loads(content)), OPENAI, content, "x") == ([], None, [], {})

@@ -22,7 +22,6 @@ import dataclasses
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from toolnames_core import aliases as aliases_
 from toolnames_core import codes
 from toolnames_core import endpoints
 from toolnames_core import fixes as fixes_
@@ -283,25 +282,23 @@ class Session:
             choices=[message.choice] if message.choice else [],
             history=[*message.history, *message.results],
         )
-        plan = aliases_.plan_aliases(plan_view, RULES[self.rule])
-        self.fix_skipped += plan.skipped
-        planned = [f for f in plan.fixes if f.where[:1] != (_IN_FORCE,)]
-        if not planned:
+        done = fixes_.rewrite(
+            plan_view,
+            RULES[self.rule],
+            content,
+            "not UTF-8; left as sent",
+            splices=lambda where: where[:1] != (_IN_FORCE,),
+        )
+        self.fix_skipped += done.skipped
+        if done.content is None:
             return None
-        try:
-            text = content.decode("utf-8")
-        except UnicodeDecodeError:
-            self.fix_skipped += [
-                SkippedFix(f.path, f.old, "not UTF-8; left as sent") for f in planned
-            ]
-            return None
-        self.fixes += [SessionFix(index, f) for f in planned]
-        if any(alias not in self.aliases for alias in plan.aliases):
-            self.aliases.update(plan.aliases)
+        self.fixes += [SessionFix(index, f) for f in done.fixes]
+        if any(alias not in self.aliases for alias in done.aliases):
+            self.aliases.update(done.aliases)
             counted = self.restored
             self.restorer = Restorer(self.aliases)
             self.restorer.restored = counted
-        return fixes_.apply_fixes(text, planned).encode("utf-8")
+        return done.content
 
     # -- the server's messages -----------------------------------------------------------
 

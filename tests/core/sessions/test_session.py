@@ -289,6 +289,17 @@ def test_messages_are_read_through_the_sessions_reader_as_an_exchanges_bodies_ar
     assert read == [message] and recorded.reader.name == "spy"
 
 
+def test_fix_mode_leaves_a_message_that_is_not_utf8_as_sent_and_says_why():
+    # json reads UTF-16 JSON, so the name is found; the splice works on UTF-8 only.
+    session = realtime("fix")
+    message = json.dumps(shapes.session_update([shapes.function_tool(MCP_NAME)]))
+    out = session.receive(0, True, message.encode("utf-16"))
+    assert (out.content, session.fixes, session.aliases) == (None, [], {})
+    assert [s.to_dict() for s in session.fix_skipped] == [
+        {"path": "session.tools[0].name", "name": MCP_NAME, "reason": "not UTF-8; left as sent"}
+    ]
+
+
 def test_a_message_with_an_integer_too_long_for_int_is_json_as_on_http():
     # json.loads refuses past 4300 digits; every reader takes it (readers.loads), so a
     # session calls it JSON just as an HTTP body.
