@@ -24,6 +24,7 @@ from toolnames_core.jsonsplice import replace_values
 from toolnames_core.mcp import McpExchange
 from toolnames_core.mcp import McpState
 from toolnames_core.mcp import McpStream
+from toolnames_core.mcp import inspect_mcp
 from toolnames_core.mcp import is_mcp_request
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
@@ -34,6 +35,7 @@ from toolnames_core.readers import reader_named
 from toolnames_core.record import COMMENT_PREFIX
 from toolnames_core.record import MARKERS
 from toolnames_core.record import FlowRecord
+from toolnames_core.render import render_mcp
 from toolnames_core.render import render_message
 from toolnames_core.render import render_request
 from toolnames_core.render import render_response
@@ -89,6 +91,7 @@ __all__ = [
     "format_summary",
     "has_tool_keys",
     "inspect_exchange",
+    "inspect_mcp",
     "inspect_session",
     "is_mcp_request",
     "is_stream",
@@ -96,6 +99,7 @@ __all__ = [
     "parse_rule_override",
     "read_signature",
     "reader_named",
+    "render_mcp",
     "render_message",
     "render_request",
     "render_response",

@@ -20,14 +20,18 @@ from toolnames_core import READERS
 from toolnames_core import RULES
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
+from toolnames_core import McpExchange
+from toolnames_core import McpState
 from toolnames_core import RuleOverride
 from toolnames_core import Session
 from toolnames_core import choose_rule
 from toolnames_core import detect_api
 from toolnames_core import detect_protocol
 from toolnames_core import has_tool_keys
+from toolnames_core import is_mcp_request
 from toolnames_core import parse_rule_override
 from toolnames_core import reader_named
+from toolnames_core import render_mcp
 from toolnames_core import render_message
 from toolnames_core import render_request
 from toolnames_core import render_response
@@ -38,6 +42,7 @@ __all__ = [
     "ToolnamesView",
     "available",
     "exchange_of",
+    "mcp_view",
     "register",
     "session_view",
 ]
@@ -52,7 +57,7 @@ NOT_LLM = (
     "toolnames reads the requests and responses of the LLM APIs it knows "
     "(POST .../chat/completions, .../responses, .../v1/messages, ...:generateContent, "
     ".../model/<id>/converse) and the messages of OpenAI Realtime and Gemini Live "
-    "WebSockets; this message is not one of them.\n"
+    "WebSockets, and MCP's JSON-RPC (tools/list, tools/call); this message is not one of them.\n"
 )
 
 # mitmproxy 11 has no Contentview; the class is still defined there, but never registered.
@@ -123,6 +128,42 @@ def session_view(flow: http.HTTPFlow, shown: object, data: bytes) -> str | None:
     return render_message(session, index, from_client, findings)
 
 
+def _known_rule(value: str) -> str:
+    if value not in RULES:
+        raise ValueError(value)
+    return value
+
+
+def mcp_view(flow: http.HTTPFlow, is_request: bool, data: bytes, content_type: str) -> str | None:
+    """The text for an MCP request or answer; None when the flow is no MCP. Read afresh,
+    without the session's earlier listings: its record, if any, has what the addon found."""
+    request = flow.request
+    body = data if is_request else (flows.content(request) or b"")
+    messages = is_mcp_request(body)
+    if messages is None:
+        return None
+    recorded = flows.record(flow)
+    if recorded is not None and recorded.api != "mcp":
+        recorded = None
+    if recorded is not None and recorded.rule in RULES:
+        rule = recorded.rule
+    else:
+        rule = _option("toolnames_mcp_rule", _known_rule, "openai")
+    exchange = McpExchange(
+        McpState(),
+        flows.host(request),
+        flows.header(request, b"mcp-session-id"),
+        rule,
+        method_header=flows.header(request, b"mcp-method"),
+        name_header=flows.header(request, b"mcp-name"),
+    )
+    exchange.check_request(messages, body)
+    if not is_request:
+        status = flow.response.status_code if flow.response else None
+        exchange.check_answer(status, content_type, data)
+    return render_mcp(exchange, "request" if is_request else "answer", data, content_type, recorded)
+
+
 def _message_of(metadata) -> tuple[http.HTTPFlow, bool] | None:
     """The HTTP flow a message belongs to, and whether it is the request."""
     flow = getattr(metadata, "flow", None)
@@ -145,7 +186,9 @@ class ToolnamesView(_Base):
         message = _message_of(metadata)
         found = exchange_of(message[0]) if message else None
         if found is None:
-            return NOT_LLM
+            content_type = getattr(metadata, "content_type", None) or ""
+            text = mcp_view(message[0], message[1], data, content_type) if message else None
+            return text or NOT_LLM
         (flow, is_request), (exchange, recorded) = message, found
         # As recorded (a saved flow's headers may be redacted), else as its headers tell.
         client = recorded.client if recorded and recorded.client else flows.client(flow.request)
@@ -177,6 +220,10 @@ class ToolnamesView(_Base):
                 return -1
             flow, is_request = message
             if detect_api(flow.request.method, flow.request.path) is None:
+                # MCP, by content: a byte search settles nearly every other message.
+                body = data if is_request else flow.request.raw_content or b""
+                if b'"jsonrpc"' in body and is_mcp_request(flows.content(flow.request) or b""):
+                    return PREFERRED
                 return -1
             if is_request:
                 # A scan, not a parse: this runs each time a message is shown, and an

@@ -18,9 +18,14 @@ from toolnames_core import FlowRecord
 from toolnames_mitm.flowfile import next_record
 
 __all__ = [
+    "MCP_HEADERS",
     "FlowFileReader",
     "flow_exchange",
 ]
+
+
+# The request headers an MCP exchange is judged with (toolnames_core/mcp/).
+MCP_HEADERS = ("mcp-session-id", "mcp-method", "mcp-name")
 
 
 class _FlowFile:
@@ -146,6 +151,9 @@ def flow_exchange(flow: http.HTTPFlow, index: int) -> RecordedExchange:
         return ex
     if request.method.upper() != "POST":
         return ex  # every LLM API call toolnames knows is a POST: leave the rest undecoded
+    ex.mcp_headers = {
+        name: request.headers[name] for name in MCP_HEADERS if name in request.headers
+    }
     if request.raw_content is not None:
         try:
             ex.request_content = request.get_content(strict=True) or b""

@@ -4,6 +4,7 @@ decoding."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 from urllib.parse import urlsplit
 
 from mitmproxy.net import encoding as mitm_encoding
@@ -59,6 +60,9 @@ class RecordedExchange:
     # A WebSocket session's messages, as (index in the flow, from_client, content), without
     # the ones an addon injected; None for an HTTP exchange (flow files only).
     messages: list[tuple[int, bool, bytes]] | None = None
+    # The MCP headers of the request (mcp-session-id, mcp-method, mcp-name), by lowercase
+    # name, where the recording keeps headers (flow files).
+    mcp_headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def record_knows_more(self) -> bool:

@@ -31,9 +31,12 @@ from toolnames_core import READERS
 from toolnames_core import SEVERITY_RANK
 from toolnames_core import Exchange
 from toolnames_core import FlowRecord
+from toolnames_core import McpExchange
+from toolnames_core import McpState
 from toolnames_core import Reader
 from toolnames_core import Session
 from toolnames_core import inspect_exchange
+from toolnames_core import inspect_mcp
 from toolnames_core import inspect_session
 
 __all__ = [
@@ -170,6 +173,10 @@ class Scanner:
         self.yaml_noted = False
         # None: the fastest YAML parser there is; scripts/bench sets one to compare them.
         self.yaml_parser: str | None = None
+        # Each MCP session's listed names, from one recorded exchange to the next, and the
+        # rule listed names are held to (the addon's toolnames_mcp_rule default).
+        self.mcp = McpState()
+        self.mcp_rule = "openai"
 
     def note(self, message: str) -> None:
         self.progress.clear()
@@ -317,8 +324,34 @@ class Scanner:
                 f"{label}: flow {ex.index}: toolnames failed on this exchange: {type(e).__name__}: {e}"
             )
             return
+        if report is None:
+            report = self._mcp(label, ex)
         if report is not None:
             self._report(label, fmt, ex, report)
+
+    def _mcp(self, label: str, ex: RecordedExchange) -> McpExchange | None:
+        """An MCP request and its answer, judged against the listings recorded before it."""
+        headers = ex.mcp_headers
+        try:
+            exchange = inspect_mcp(
+                self.mcp,
+                ex.host,
+                ex.request_content,
+                ex.status,
+                ex.content_type,
+                ex.response_content,
+                rule=self.mcp_rule,
+                session_id=headers.get("mcp-session-id", ""),
+                method_header=headers.get("mcp-method", ""),
+                name_header=headers.get("mcp-name", ""),
+            )
+        except Exception as e:  # noqa: BLE001 - a bug in a check must not end the scan
+            self.incomplete = True
+            self.note(
+                f"{label}: flow {ex.index}: toolnames failed on this MCP exchange: {type(e).__name__}: {e}"
+            )
+            return None
+        return exchange
 
     def _check_session(self, label: str, fmt: str, ex: RecordedExchange) -> None:
         """A WebSocket session, replayed message by message as the live addon read it."""
@@ -344,7 +377,7 @@ class Scanner:
         label: str,
         fmt: str,
         ex: RecordedExchange,
-        report: Exchange | FlowRecord | Session,
+        report: Exchange | FlowRecord | Session | McpExchange,
     ) -> None:
         self.checked += 1
         for finding in report.findings:

@@ -287,3 +287,52 @@ def test_the_view_opens_by_itself_on_a_session_message_that_names_tools(view):
     assert declared.view_name == "toolnames"
     assert "Tools declared (session): 1" in declared.text and "bad chars '.'" in declared.text
     assert contentviews.prettify_message(f.websocket.messages[1], f).view_name != "toolnames"
+
+
+# --- MCP ----------------------------------------------------------------------------------------
+
+
+def mcp_flow(message: dict, answer: bytes, content_type: str = "application/json"):
+    import json
+
+    f = tflow.tflow(
+        req=tutils.treq(method=b"POST", scheme=b"http", host="127.0.0.1", port=8931, path=b"/x"),
+        resp=True,
+    )
+    f.request.content = json.dumps(message).encode()
+    f.response.headers["content-type"] = content_type
+    f.response.content = answer
+    return f
+
+
+MCP_LISTING = b'{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"github.create_issue"},{"name":"get_weather"}]}}'
+
+
+@needs_mitmproxy12
+@pytest.mark.parametrize("sse", [False, True])
+def test_an_mcp_listing_opens_in_the_view_with_each_names_verdict(view, sse):
+    tctx, tn = view
+    answer = b"event: message\ndata: " + MCP_LISTING + b"\n\n" if sse else MCP_LISTING
+    kind = "text/event-stream" if sse else "application/json"
+    f = mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, answer, kind)
+    shown = contentviews.prettify_message(f.response, f)
+    assert shown.view_name == "toolnames"
+    assert "toolnames: MCP answer" in shown.text
+    row = row_of(shown.text, "github.create_issue")
+    assert "openai" in row and "github_create_issue_" in row
+    assert "as it is" in row_of(shown.text, "get_weather")
+    assert "mcp-name-rejected" in shown.text
+    request = contentviews.prettify_message(f.request, f)
+    assert request.view_name == "toolnames" and "tools/list (id 1)" in request.text
+
+
+@needs_mitmproxy12
+def test_an_mcp_flow_shows_what_the_addon_recorded(view):
+    tctx, tn = view
+    f = mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, MCP_LISTING)
+    mcp = tctx.master.addons.get("mcptraffic")
+    mcp.request(f)
+    mcp.response(f)
+    shown = contentviews.prettify_message(f.response, f)
+    assert "recorded by toolnames for this flow" in shown.text
+    assert "Outcome: flagged in observe mode" in shown.text

@@ -234,3 +234,54 @@ def test_a_cut_record_with_flows_saved_after_it_is_reported_and_the_flows_after_
         f"read on from byte {start + len(cut)}, where whole flows start again"
     ) in err
     assert "Traceback" not in err
+
+
+def mcp_flow(message: dict, answer: dict | None = None, **headers: str):
+    from mitmproxy import http
+    from mitmproxy.test import tutils
+
+    flow = tflow.tflow(
+        req=tutils.treq(method=b"POST", host="127.0.0.1", port=8931, path=b"/mcp"), live=False
+    )
+    flow.request.content = json.dumps(message).encode()
+    for name, value in {"mcp-session-id": "s1", **headers}.items():
+        flow.request.headers[name] = value
+    if answer is not None:
+        flow.response = http.Response.make(
+            200, json.dumps(answer).encode(), {"content-type": "application/json"}
+        )
+    return flow
+
+
+def test_mcp_flows_are_found_by_content_and_judged_in_order(capsys, tmp_path):
+    listing = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "github.create_issue"}]}}
+    flows = [
+        mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, listing),
+        mcp_flow(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "rm_rf"}},
+            {"jsonrpc": "2.0", "id": 2, "result": {}},
+            **{"mcp-name": "other"},
+        ),
+    ]
+    code, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "mcp.mitm", flows))
+    assert [(r["flow"], r["api"], r["code"]) for r in rows] == [
+        (0, "mcp", "mcp-name-rejected"),
+        (1, "mcp", "mcp-header-mismatch"),
+        (1, "mcp", "mcp-call-unlisted"),
+    ]
+    assert code == 1  # the header mismatch is an error
+
+
+def test_a_fixed_mcp_flow_is_reported_as_the_live_addon_recorded_it(capsys, tmp_path):
+    listing = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "github.create_issue"}]}}
+    flow = mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, listing)
+    flow.live = True
+    with running(toolnames_mode="fix") as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        flow.response, answer = None, flow.response
+        mcp.request(flow)
+        flow.response = answer
+        mcp.response(flow)
+    assert flow.metadata["toolnames"]["action"] == "fixed"
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "fixed.mitm", [flow]))
+    assert [r["code"] for r in rows] == ["mcp-name-rejected"]

@@ -29,6 +29,7 @@ from toolnames_core.jsonsplice import replace_values
 from toolnames_core.mcp.checks import listed_findings
 from toolnames_core.mcp.messages import Message
 from toolnames_core.mcp.messages import header_value
+from toolnames_core.mcp.messages import is_mcp_request
 from toolnames_core.mcp.messages import parse_header_name
 from toolnames_core.mcp.messages import read_messages
 from toolnames_core.mcp.messages import sse_events
@@ -42,7 +43,7 @@ from toolnames_core.names import quote_name
 from toolnames_core.rules import RULES
 from toolnames_core.rules import valid_name_pattern
 
-__all__ = ["API", "UNALIAS_REWRITE", "McpExchange", "McpStream"]
+__all__ = ["API", "UNALIAS_REWRITE", "McpExchange", "McpStream", "inspect_mcp"]
 
 API = "mcp"
 # A tools/call of an alias fix mode listed, sent to the server under the server's name.
@@ -450,3 +451,40 @@ class McpStream:
             done = end
         out.append(raw[done:])
         return b"".join(out)
+
+
+def inspect_mcp(
+    state: McpState,
+    server: str,
+    request_content: bytes | None,
+    response_status: int | None = None,
+    response_content_type: str = "",
+    response_content: bytes | None = None,
+    *,
+    rule: str = "openai",
+    session_id: str = "",
+    method_header: str = "",
+    name_header: str = "",
+) -> McpExchange | None:
+    """Everything the live addon checks, for one recorded MCP request and its answer, in
+    observe mode; None when the request is no MCP. ``state`` carries the sessions' listings
+    from one recorded exchange to the next, in the order they happened (the scanner's)."""
+    if not request_content:
+        return None
+    messages = is_mcp_request(request_content)
+    if messages is None:
+        return None
+    exchange = McpExchange(
+        state,
+        server,
+        session_id,
+        rule,
+        method_header=method_header,
+        name_header=name_header,
+    )
+    exchange.check_request(messages, request_content)
+    if response_content is not None:
+        exchange.check_answer(response_status, response_content_type, response_content)
+    else:
+        exchange.check_status(response_status)
+    return exchange

@@ -269,3 +269,15 @@ def test_a_multi_line_data_event_is_spliced_line_by_line():
     exchange = send(McpState(), rpc("tools/list"), fix=True)
     new = exchange.check_answer(200, "text/event-stream", event, fix=True)
     assert new == event.replace(DOTTED.encode(), alias(DOTTED).encode())
+
+
+def test_inspect_mcp_judges_recorded_exchanges_in_order_and_ignores_other_bodies():
+    from toolnames_core.mcp import inspect_mcp
+
+    state = McpState()
+    first = inspect_mcp(state, "h", rpc("tools/list"), 200, "application/json", listing(NAMES))
+    assert codes.MCP_NAME_REJECTED in codes_of(first)
+    call = inspect_mcp(state, "h", rpc("tools/call", 2, name="nope"), session_id="")
+    assert codes_of(call) == [codes.MCP_CALL_UNLISTED]
+    assert inspect_mcp(state, "h", b'{"model": "x"}') is None
+    assert inspect_mcp(state, "h", None) is None
