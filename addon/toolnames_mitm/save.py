@@ -148,6 +148,8 @@ def _redact_body(message: http.Message) -> str | None:
     content_type = message.headers.get("content-type", "").lower()
     if content_type.startswith("application/x-www-form-urlencoded"):
         redacted = _redacted_form(content)
+    elif content_type.startswith("multipart/form-data"):
+        redacted = _redacted_multipart(content, message.headers.get("content-type", ""))
     elif content_type.startswith("text/event-stream") or content.startswith((b"data:", b"event:")):
         redacted = _redacted_events(content)
     else:
@@ -175,6 +177,37 @@ def _redacted_form(content: bytes) -> bytes | None:
             continue
         changed = True
     return b"&".join(parts) if changed else None
+
+
+MULTIPART_BOUNDARY = re.compile(r'boundary="?([^";]+)"?', re.IGNORECASE)
+PART_NAME = re.compile(rb'\bname="([^"]*)"', re.IGNORECASE)
+
+
+def _redacted_multipart(content: bytes, content_type: str) -> bytes | None:
+    """A multipart form with the value of every credential-named field replaced, and every
+    JSON field redacted as a body is; None when nothing changes."""
+    found = MULTIPART_BOUNDARY.search(content_type)
+    if found is None:
+        return None
+    delimiter = b"--" + found[1].strip().encode("latin-1")
+    parts = content.split(delimiter)
+    changed = False
+    for i, part in enumerate(parts):
+        head, blank, value = part.partition(b"\r\n\r\n")
+        name = PART_NAME.search(head)
+        if not blank or name is None:
+            continue
+        # The value runs to the CRLF before the next delimiter.
+        end = b"\r\n" if value.endswith(b"\r\n") else b""
+        value = value[: len(value) - len(end)]
+        if is_secret_name(name[1].decode("latin-1")):
+            replaced = REDACTED.encode()
+        else:
+            replaced = _redacted_json_text(value)
+        if replaced is not None and replaced != value:
+            parts[i] = head + blank + replaced + end
+            changed = True
+    return delimiter.join(parts) if changed else None
 
 
 def _redacted_events(content: bytes) -> bytes | None:

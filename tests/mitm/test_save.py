@@ -538,3 +538,29 @@ def test_a_stream_loses_the_credentials_in_its_events():
     saved = save.redacted_copy(f).response.content
     assert b"SECRET" not in saved
     assert saved == stream.replace(b"SECRET", save.REDACTED.encode())
+
+
+def test_a_multipart_form_loses_its_credential_fields_and_keeps_its_file():
+    # A transcription upload (multipart/form-data, as the openai SDK sends audio) with a key
+    # field a gateway takes, and a JSON field holding an MCP server's URL.
+    audio = b"RIFF\x00\x01binary api_key=not-a-field"
+    body = (
+        b"--b0undary\r\n"
+        b'Content-Disposition: form-data; name="api_key"\r\n\r\nSECRET1\r\n'
+        b"--b0undary\r\n"
+        b'Content-Disposition: form-data; name="file"; filename="a.wav"\r\n'
+        b"Content-Type: audio/wav\r\n\r\n" + audio + b"\r\n"
+        b"--b0undary\r\n"
+        b'Content-Disposition: form-data; name="config"\r\n\r\n'
+        b'{"url": "https://mcp.example/?key=SECRET2"}\r\n'
+        b"--b0undary--\r\n"
+    )
+    f = tflow.tflow(resp=True)
+    f.request.headers["content-type"] = "multipart/form-data; boundary=b0undary"
+    f.request.content = body
+    saved = save.redacted_copy(f).request.content
+    assert b"SECRET" not in saved
+    assert saved == body.replace(b"SECRET1", save.REDACTED.encode()).replace(
+        b"SECRET2", save.REDACTED.encode()
+    )
+    assert audio in saved
