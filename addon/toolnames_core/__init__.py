@@ -15,11 +15,13 @@ from toolnames_core.codes import CATALOGUE
 from toolnames_core.endpoints import RULES
 from toolnames_core.endpoints import RuleOverride
 from toolnames_core.endpoints import choose_rule
-from toolnames_core.endpoints import detect_api
 from toolnames_core.endpoints import parse_rule_override
 from toolnames_core.exchange import Exchange
 from toolnames_core.exchange import inspect_exchange
 from toolnames_core.formats import FORMATS
+from toolnames_core.formats import WireFormat
+from toolnames_core.formats import format_for
+from toolnames_core.formats import format_named
 from toolnames_core.jsonsplice import replace_values
 from toolnames_core.mcp import McpExchange
 from toolnames_core.mcp import McpState
@@ -42,6 +44,8 @@ from toolnames_core.render import render_response
 from toolnames_core.report import FlowEntry
 from toolnames_core.report import format_summary
 from toolnames_core.report import summarize
+from toolnames_core.rules import NameRule
+from toolnames_core.rules import rule_named
 from toolnames_core.sessions import PROTOCOLS
 from toolnames_core.sessions import Block
 from toolnames_core.sessions import Session
@@ -75,19 +79,22 @@ __all__ = [
     "McpExchange",
     "McpState",
     "McpStream",
+    "NameRule",
     "Reader",
     "RuleOverride",
     "Session",
     "Signed",
+    "WireFormat",
     "StreamTap",
     "choose_rule",
     "client_label",
     "codes",
     "credentials_from_environ",
     "credentials_from_file",
-    "detect_api",
     "detect_protocol",
     "escape_text",
+    "format_for",
+    "format_named",
     "format_summary",
     "has_tool_keys",
     "inspect_exchange",
@@ -100,6 +107,7 @@ __all__ = [
     "read_signature",
     "reader_named",
     "render_mcp",
+    "rule_named",
     "render_message",
     "render_request",
     "render_response",

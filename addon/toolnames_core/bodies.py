@@ -7,7 +7,7 @@ import re
 
 from toolnames_core import codes
 from toolnames_core.findings import type_name
-from toolnames_core.formats import FORMATS
+from toolnames_core.formats import WireFormat
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
@@ -109,10 +109,10 @@ def _has_tool_key(content: bytes) -> bool:
 
 
 def read_request(
-    content: bytes, api: str, *, scanned: bool = False, reader: Reader = DEFAULT
+    content: bytes, fmt: WireFormat, *, scanned: bool = False, reader: Reader = DEFAULT
 ) -> tuple[RequestView | None, Finding | None]:
-    """What a request body offers; (None, None) for a body without tools. ``scanned``: the
-    caller knows the body holds a tool key."""
+    """What a request body of format ``fmt`` offers; (None, None) for a body without tools.
+    ``scanned``: the caller knows the body holds a tool key."""
     if not scanned and nothing_to_check(content):
         return None, None
     # The one place toolnames touches the garbage collector, measured (scripts/bench (b)):
@@ -126,11 +126,11 @@ def read_request(
     if collecting:
         gc.disable()
     try:
-        shapes = FORMATS[api].shapes
+        shapes = fmt.shapes
         body, problem = parse_object(content, reader, shapes and shapes.request)
         if body is None:
             return None, problem
-        return FORMATS[api].read_request(body), None
+        return fmt.read_request(body), None
     except RecursionError:
         # json.loads took it, but on Python 3.11 json.dumps of a nested value (for a
         # message), called a few frames deeper, can still hit the recursion limit.
@@ -141,10 +141,9 @@ def read_request(
 
 
 def read_response_calls(
-    api: str, content_type: str, content: bytes, reader: Reader = DEFAULT
+    fmt: WireFormat, content_type: str, content: bytes, reader: Reader = DEFAULT
 ) -> tuple[list[NameRef], Finding | None]:
-    """The tool calls in a complete response body, streamed or not."""
-    fmt = FORMATS[api]
+    """The tool calls in a complete response body of format ``fmt``, streamed or not."""
     if is_stream(content_type):
         if fmt.stream_collector is None or fmt.framing is None:
             return [], None

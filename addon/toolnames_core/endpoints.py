@@ -1,33 +1,29 @@
-"""Which wire format a request speaks, and whose name rule applies to it."""
+"""Whose name rule applies to a request: the user's overrides, the hosts whose rule differs
+from their format's, then the format's own (which format a request speaks is
+``formats.format_for``)."""
 
 from __future__ import annotations
 
 import fnmatch
 import functools
-import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from toolnames_core.rules import RULES
+from toolnames_core.rules import NameRule
+from toolnames_core.rules import rule_named
 
-_BEDROCK_PATH = re.compile(r"/model/[^/]+/converse(?:-stream)?$")
-_GEMINI_METHOD = re.compile(r":(?:stream)?[gG]enerateContent$")
+__all__ = ["RULES", "RuleOverride", "RuleSource", "choose_rule", "parse_rule_override"]
 
 
-def detect_api(method: str, path: str) -> str | None:
-    if method.upper() != "POST":
-        return None
-    path = path.split("?", 1)[0].rstrip("/")
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    if path.endswith("/v1/messages"):
-        return "anthropic-messages"
-    if _GEMINI_METHOD.search(path):
-        return "gemini"
-    if _BEDROCK_PATH.search(path):
-        return "bedrock-converse"
-    return None
+class RuleSource(Protocol):
+    """What a rule is chosen for: a wire format (formats.WireFormat) or a WebSocket protocol
+    (sessions.SessionProtocol)."""
+
+    # The id of the rule a host not in the host table gets.
+    rule: str
+    # Whether the host table's rule for a known host wins over ``rule``.
+    host_decides: bool
 
 
 # Hosts whose rule differs from what their wire format implies (docs/providers.md §0).
@@ -47,14 +43,6 @@ _HOST_RULES: tuple[tuple[str, str], ...] = (
     ("bedrock-runtime.*.amazonaws.com", "bedrock"),
 )
 
-_API_RULES = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "anthropic-messages": "anthropic",
-    "gemini": "gemini",
-    "bedrock-converse": "bedrock",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class RuleOverride:
@@ -68,32 +56,45 @@ def parse_rule_override(spec: str) -> RuleOverride:
     pattern, rule = pattern.strip().lower(), rule.strip().lower()
     if not sep or not pattern or not rule:
         raise ValueError(f"expected HOST_PATTERN=RULE, got {spec!r}")
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}")
+    rule_named(rule)  # a clear error for a rule that does not exist
     return RuleOverride(pattern, rule)
 
 
 def choose_rule(
-    api: str, host: str, overrides: tuple[RuleOverride, ...] = (), port: int | None = None
-) -> str:
-    """The id of the rule for ``host``: the user's first matching override, then what we know.
+    source: RuleSource,
+    host: str,
+    overrides: tuple[RuleOverride, ...] = (),
+    port: int | None = None,
+) -> NameRule:
+    """The rule for a request of ``source`` (a format, or a WebSocket protocol) to ``host``:
+    the user's first matching override, then the host's own rule if the host table knows it
+    and the format lets the host decide, then the format's. The rule depends on the API as
+    well as the host: one host can serve formats under different rules.
 
     An override pattern may name a port (``localhost:4000=anthropic`` for a local gateway):
     it is matched against ``host:port`` as well as the bare host.
     """
-    return _choose_rule(api, host.lower(), tuple(overrides), port)
+    rule = _choose_rule(source.rule, source.host_decides, host.lower(), tuple(overrides), port)
+    return RULES[rule]
 
 
 # Every request asks; a dozen fnmatch calls per request add up, and hosts repeat.
 @functools.lru_cache(maxsize=1024)
-def _choose_rule(api: str, host: str, overrides: tuple[RuleOverride, ...], port: int | None) -> str:
+def _choose_rule(
+    default: str,
+    host_decides: bool,
+    host: str,
+    overrides: tuple[RuleOverride, ...],
+    port: int | None,
+) -> str:
     with_port = f"{host}:{port}" if port else None
     for override in overrides:
         if fnmatch.fnmatchcase(host, override.host_pattern) or (
             with_port and fnmatch.fnmatchcase(with_port, override.host_pattern)
         ):
             return override.rule
-    for pattern, rule in _HOST_RULES:
-        if fnmatch.fnmatchcase(host, pattern):
-            return rule
-    return _API_RULES[api]
+    if host_decides:
+        for pattern, rule in _HOST_RULES:
+            if fnmatch.fnmatchcase(host, pattern):
+                return rule
+    return default

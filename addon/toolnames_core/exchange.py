@@ -6,7 +6,7 @@ was wrong with it, what fix mode changed, and what the answer called. It is the 
 to "what is this answer checked against?", used by the live addon, the scanner, the content
 view and the report alike.
 
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange.for_request("POST", "/v1/chat/completions", "api.openai.com")
     exchange.check_request(body, fix=True)        # findings, fixes, exchange.new_body
     exchange.check_response(200, "application/json", answer)
     exchange.findings                              # request's, then response's
@@ -22,7 +22,6 @@ import dataclasses
 
 from toolnames_core import bodies
 from toolnames_core import codes
-from toolnames_core import endpoints
 from toolnames_core import fixes as fixes_
 from toolnames_core import rejections as rejections_
 from toolnames_core import request_checks
@@ -30,8 +29,11 @@ from toolnames_core import response_checks
 from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
 from toolnames_core.encodings import stream_coding
-from toolnames_core.formats import FORMATS
+from toolnames_core.endpoints import RuleOverride
+from toolnames_core.endpoints import choose_rule
 from toolnames_core.formats import BlockResponse
+from toolnames_core.formats import WireFormat
+from toolnames_core.formats import format_for
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
 from toolnames_core.model import NameRef
@@ -41,7 +43,7 @@ from toolnames_core.names import quote_name
 from toolnames_core.readers import DEFAULT
 from toolnames_core.readers import Reader
 from toolnames_core.rejections import Rejection
-from toolnames_core.rules import RULES
+from toolnames_core.rules import NameRule
 from toolnames_core.sigv4 import Signed
 from toolnames_core.streams import StreamTap
 
@@ -71,7 +73,7 @@ class Exchange:
     ``request_unreadable`` or ``request_without_tools``), then the answer once."""
 
     __slots__ = (
-        "api",
+        "format",
         "rule",
         "host",
         "view",
@@ -96,12 +98,12 @@ class Exchange:
         "resigned",
     )
 
-    def __init__(self, api: str, rule: str, host: str = "", reader: Reader = DEFAULT) -> None:
-        if api not in FORMATS:
-            raise ValueError(f"unknown API {api!r}; known APIs: {', '.join(FORMATS)}")
-        if rule not in RULES:
-            raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}")
-        self.api = api
+    def __init__(
+        self, fmt: WireFormat, rule: NameRule, host: str = "", reader: Reader = DEFAULT
+    ) -> None:
+        # The format it speaks and the rule its names get: the records, looked up once
+        # (``for_request``; ``formats.format_named`` and ``rules.rule_named`` by id).
+        self.format = fmt
         self.rule = rule
         # The host the request went to, as the rule was chosen for it: drift is per host.
         self.host = host
@@ -143,6 +145,24 @@ class Exchange:
         # Fix mode changed the signed request and signed it again (set by the caller).
         self.resigned = False
 
+    @classmethod
+    def for_request(
+        cls,
+        method: str,
+        path: str,
+        host: str,
+        port: int | None = None,
+        overrides: tuple[RuleOverride, ...] = (),
+        reader: Reader = DEFAULT,
+    ) -> Exchange | None:
+        """The exchange for a request of ``method`` to ``host`` and ``path``: the format the
+        path speaks and the rule the host gets for it; None if it is no LLM API call toolnames
+        knows. The one way the addon, the view, the scanner and the report make one."""
+        fmt = format_for(method, path)
+        if fmt is None:
+            return None
+        return cls(fmt, choose_rule(fmt, host, overrides, port), host, reader)
+
     # -- the request -------------------------------------------------------------------
 
     def request_without_tools(self) -> None:
@@ -170,14 +190,16 @@ class Exchange:
             self.request_unreadable(problem)
             return
         self.request_checked = True
-        view, problem = bodies.read_request(content, self.api, scanned=scanned, reader=self.reader)
+        view, problem = bodies.read_request(
+            content, self.format, scanned=scanned, reader=self.reader
+        )
         if problem:
             self.readable = False
             self.request_findings = [problem]
         if view is None:
             return
         self.view = view
-        self.request_findings = request_checks.check_request(view, RULES[self.rule])
+        self.request_findings = request_checks.check_request(view, self.rule, self.format)
         if fix and self.request_findings:
             self._fix(content)
 
@@ -189,7 +211,7 @@ class Exchange:
         if any(f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings):
             choices = fixes_.plan_fixes(view)
         done = fixes_.rewrite(
-            view, RULES[self.rule], content, "was left as sent: the body is not UTF-8", choices
+            view, self.rule, content, "was left as sent: the body is not UTF-8", choices
         )
         self.fix_skipped = done.skipped
         self._note_skipped()
@@ -251,7 +273,7 @@ class Exchange:
         is then blocked, and that answer is never checked."""
         self.blocked = True
         errors = self.errors
-        return FORMATS[self.api].block_response(block_message(errors, self.view), errors[0])
+        return self.format.block_response(block_message(errors, self.view), errors[0])
 
     # -- the answer --------------------------------------------------------------------
 
@@ -277,7 +299,7 @@ class Exchange:
     def stream_tap(self, content_encoding: str = "") -> StreamTap | None:
         """A tap for the streamed answer: it reads the calls (through gzip or deflate, if
         the stream is so encoded) and restores the app's names."""
-        fmt = FORMATS[self.api]
+        fmt = self.format
         if fmt.stream_collector is None or fmt.framing is None:
             return None
         coding = stream_coding(content_encoding)
@@ -323,7 +345,7 @@ class Exchange:
             return self._rejected(status, content)
         if not self._judges(status):
             return []
-        calls, problem = bodies.read_response_calls(self.api, content_type, content, self.reader)
+        calls, problem = bodies.read_response_calls(self.format, content_type, content, self.reader)
         if problem is not None:
             self._not_given_back()
         found = self.check_calls(calls, complete, problem)
@@ -380,9 +402,9 @@ class Exchange:
 
     def _rejected(self, status: int, content: bytes) -> list[Finding]:
         sent = {fix.where: fix.new for fix in self.fixes}
-        self.rejections = rejections_.read_rejections(self.api, status, content, self.view, sent)
+        self.rejections = rejections_.read_rejections(self.format, status, content, self.view, sent)
         self.response_findings = verdicts.rejected_findings(
-            self.rejections, status, self.request_findings, self.rule, self.host, self.sent_as_is
+            self.rejections, status, self.request_findings, self.rule.id, self.host, self.sent_as_is
         )
         return self.response_findings
 
@@ -392,7 +414,7 @@ class Exchange:
             return []
         names = {ref.path: ref.name for ref in (*self.view.tools, *self.view.history)}
         found = verdicts.accepted_findings(
-            status, self.request_findings, names, self.rule, self.host
+            status, self.request_findings, names, self.rule.id, self.host
         )
         self.response_findings = [*self.response_findings, *found]
         return found
@@ -427,7 +449,7 @@ class Exchange:
     @property
     def offered(self) -> RequestView:
         """What the answer is checked against: the request's view, or an empty offer."""
-        return self.view or RequestView(self.api)
+        return self.view or RequestView(self.format.api)
 
     @property
     def findings(self) -> list[Finding]:
@@ -467,10 +489,9 @@ def inspect_exchange(
     say why a recorded body could not be read (an undecodable content-encoding), reported
     as the live addon does.
     """
-    api = endpoints.detect_api(method, path)
-    if api is None:
+    exchange = Exchange.for_request(method, path, host, overrides=overrides, reader=reader)
+    if exchange is None:
         return None
-    exchange = Exchange(api, endpoints.choose_rule(api, host, overrides), host, reader)
     if request_content is None and request_problem is None:
         request_problem = "the recording holds no request body"
     exchange.check_request(request_content or b"", problem=request_problem)

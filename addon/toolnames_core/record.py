@@ -116,8 +116,8 @@ class FlowRecord:
     def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
         action = "blocked" if exchange.blocked else "fixed" if exchange.fixes else "observed"
         return cls(
-            exchange.api,
-            exchange.rule,
+            exchange.format.api,
+            exchange.rule.id,
             mode,
             action,
             exchange.findings,

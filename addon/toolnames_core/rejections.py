@@ -17,11 +17,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+
+if TYPE_CHECKING:  # for the annotation only
+    from toolnames_core.formats import WireFormat
 
 __all__ = ["REJECTING_STATUSES", "Rejection", "read_rejections"]
 
@@ -263,8 +267,9 @@ def _places(view: RequestView | None) -> list[_Place]:
 class _Reader:
     """Ties a provider's paths and names to the request it answered."""
 
-    def __init__(self, api: str, view: RequestView | None, sent: dict[JsonPath, str]) -> None:
-        self.aws = api == "bedrock-converse"
+    def __init__(self, aws: bool, view: RequestView | None, sent: dict[JsonPath, str]) -> None:
+        # AWS validation errors: one-based paths, no value quoted (WireFormat.aws_verdicts).
+        self.aws = aws
         self.view = view
         self.places = _places(view)
         self.sent = sent
@@ -372,7 +377,7 @@ OWN_PREFIX = "toolnames:"
 
 
 def read_rejections(
-    api: str,
+    fmt: WireFormat,
     status: int | None,
     content: bytes,
     view: RequestView | None,
@@ -386,7 +391,7 @@ def read_rejections(
     """
     if status not in REJECTING_STATUSES or not content:
         return []
-    reader = _Reader(api, view, sent or {})
+    reader = _Reader(fmt.aws_verdicts, view, sent or {})
     found: list[Rejection] = []
     for message in provider_messages(content):
         if message.text.startswith(OWN_PREFIX):

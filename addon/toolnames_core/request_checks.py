@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from toolnames_core import codes
 from toolnames_core.model import Choice
@@ -14,6 +16,9 @@ from toolnames_core.names import quote_name
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import name_violations
 from toolnames_core.rules import valid_name_pattern
+
+if TYPE_CHECKING:  # for the annotation only: the formats need not be loaded to check
+    from toolnames_core.formats import WireFormat
 
 OFFERED_SHOWN = 12
 
@@ -66,19 +71,6 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
     return findings
 
 
-# docs/providers.md §2: Chat Completions answers any tool_choice, "none" included, without
-# `tools` with "'tool_choice' is only allowed when 'tools' are specified." Elsewhere a "none"
-# choice without tools is not known to be rejected.
-NONE_NEEDS_TOOLS = (("openai-chat", "tool_choice"),)
-# Chat Completions keeps two tool lists: a tool_choice names an entry of `tools`, a legacy
-# function_call one of `functions` (docs/providers.md §2); a name in the other list does not
-# count. Other formats have one list.
-CHOICE_LISTS = {
-    ("openai-chat", "tool_choice"): "tools",
-    ("openai-chat", "function_call"): "functions",
-}
-
-
 def _choice_text(choice: Choice) -> str:
     """What the choice is, as sent: ``is "required"``, ``names 'x'``, ``allows 'a', 'b'``."""
     if choice.sent:
@@ -87,15 +79,21 @@ def _choice_text(choice: Choice) -> str:
     return f"{verb} {', '.join(quote_name(ref.name) for ref in choice.names)}"
 
 
-def check_choices(view: RequestView) -> list[Finding]:
+def check_choices(
+    view: RequestView,
+    choice_lists: Mapping[str, str] | None = None,
+    none_needs_tools: tuple[str, ...] = (),
+) -> list[Finding]:
+    """``choice_lists``: {choice key: the one tool list its names may name}; ``none_needs_tools``:
+    choice keys whose "none" is rejected without tools (the format's, ``WireFormat``)."""
     findings = []
     for choice in view.choices:
-        listed = CHOICE_LISTS.get((view.api, choice.where[0]))
+        listed = choice_lists.get(choice.where[0]) if choice_lists else None
         tools = view.tools
         if listed is not None:
             tools = [t for t in view.tools if t.where[0] == listed]
         if not tools:
-            if choice.mode == "none" and (view.api, choice.where[0]) not in NONE_NEEDS_TOOLS:
+            if choice.mode == "none" and choice.where[0] not in none_needs_tools:
                 continue
             where = f"no {listed}" if listed and view.tools else "no tools"
             findings.append(
@@ -146,10 +144,12 @@ def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
     return findings
 
 
-def check_request(view: RequestView, rule: NameRule) -> list[Finding]:
+def check_request(view: RequestView, rule: NameRule, fmt: WireFormat) -> list[Finding]:
+    """Every finding about the request ``view`` of format ``fmt`` (its choice quirks), under
+    ``rule``."""
     return [
         *view.problems,
         *check_tools(view, rule),
-        *check_choices(view),
+        *check_choices(view, fmt.choice_lists, fmt.none_needs_tools),
         *check_history(view, rule),
     ]

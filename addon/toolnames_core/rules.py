@@ -89,6 +89,14 @@ MCP_RULE = NameRule("mcp", "A-Za-z0-9_.-", 128, source="docs/providers.md §21")
 PROVIDER_RULES = tuple(rule for rule_id, rule in RULES.items() if rule_id != "portable")
 
 
+def rule_named(rule_id: str) -> NameRule:
+    """The rule whose id is ``rule_id``, or a ValueError that lists the known ones."""
+    try:
+        return RULES[rule_id]
+    except KeyError:
+        raise ValueError(f"unknown rule {rule_id!r}; known rules: {', '.join(RULES)}") from None
+
+
 _compiled: dict[str, tuple[re.Pattern, re.Pattern | None]] = {}
 _valid: dict[NameRule, re.Pattern] = {}
 

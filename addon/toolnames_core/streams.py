@@ -82,6 +82,8 @@ class StreamTap:
         shape = fmt.shapes.event if fmt.shapes else None
         self.decoder = EventDecoder(fmt.framing, reader, shape)
         self.collector = fmt.stream_collector()
+        if rewrite is not None and fmt.restore_event is not None:
+            rewrite = fmt.restore_event(rewrite)  # names sit deeper in an event's bytes
         self.rewriter = rewriter_for(fmt.framing, rewrite) if rewrite else None
         self.ended = False
         self.closed = False

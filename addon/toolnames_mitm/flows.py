@@ -20,10 +20,11 @@ from toolnames_core import Reader
 from toolnames_core import RuleOverride
 from toolnames_core import Session
 from toolnames_core import Signed
+from toolnames_core import WireFormat
 from toolnames_core import choose_rule
 from toolnames_core import client_label
-from toolnames_core import detect_api
 from toolnames_core import detect_protocol
+from toolnames_core import format_for
 from toolnames_mitm import signing
 
 __all__ = [
@@ -154,7 +155,7 @@ class Incoming(NamedTuple):
     (``client``) is read only for a flow that gets a record: its header walks cost more
     than settling a small body, and most flows get none."""
 
-    format: str  # the wire format's id
+    format: WireFormat
     host: str
     port: int
     content: bytes  # decoded; b"" when it cannot be read
@@ -182,12 +183,12 @@ def mutable(flow: http.HTTPFlow) -> bool:
 def incoming(flow: http.HTTPFlow, max_body: int) -> Incoming | None:
     """The request of ``flow`` read once; None if it is no LLM API call."""
     request = flow.request
-    api = detect_api(request.method, request.path)
-    if api is None:
+    fmt = format_for(request.method, request.path)
+    if fmt is None:
         return None
     content, problem = request_content(request, max_body)
     signed = signing.signed_by(request)
-    return Incoming(api, host(request), request.port, content, problem, mutable(flow), signed)
+    return Incoming(fmt, host(request), request.port, content, problem, mutable(flow), signed)
 
 
 def exchange_for(seen: Incoming, overrides: tuple[RuleOverride, ...], reader: Reader) -> Exchange:
@@ -207,7 +208,7 @@ def session_for(
     if protocol is None:
         return None
     at = host(request)
-    rule = choose_rule(PROTOCOLS[protocol].rule_api, at, overrides, request.port)
+    rule = choose_rule(PROTOCOLS[protocol], at, overrides, request.port).id
     # Only a live connection can be changed: a session read from a file is observed.
     return Session(protocol, rule, at, mode if flow.live else "observe", reader)
 

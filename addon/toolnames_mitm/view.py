@@ -15,6 +15,7 @@ from mitmproxy import version
 from mitmproxy.utils import human
 
 from toolnames_core import CATALOGUE
+from toolnames_core import FORMATS
 from toolnames_core import PROTOCOLS
 from toolnames_core import READERS
 from toolnames_core import RULES
@@ -25,8 +26,8 @@ from toolnames_core import McpState
 from toolnames_core import RuleOverride
 from toolnames_core import Session
 from toolnames_core import choose_rule
-from toolnames_core import detect_api
 from toolnames_core import detect_protocol
+from toolnames_core import format_for
 from toolnames_core import has_tool_keys
 from toolnames_core import is_mcp_request
 from toolnames_core import parse_rule_override
@@ -35,6 +36,7 @@ from toolnames_core import render_mcp
 from toolnames_core import render_message
 from toolnames_core import render_request
 from toolnames_core import render_response
+from toolnames_core import rule_named
 from toolnames_mitm import flows
 
 __all__ = [
@@ -55,9 +57,9 @@ PREFERRED = 2.0
 
 NOT_LLM = (
     "toolnames reads the requests and responses of the LLM APIs it knows "
-    "(POST .../chat/completions, .../responses, .../v1/messages, ...:generateContent, "
-    ".../model/<id>/converse) and the messages of OpenAI Realtime and Gemini Live "
-    "WebSockets, and MCP's JSON-RPC (tools/list, tools/call); this message is not one of them.\n"
+    f"(POST {', '.join(fmt.path_text for fmt in FORMATS.values())}) and the messages of "
+    f"{' and '.join(p.title for p in PROTOCOLS.values())} WebSockets, and MCP's JSON-RPC "
+    "(tools/list, tools/call); this message is not one of them.\n"
 )
 
 # mitmproxy 11 has no Contentview; the class is still defined there, but never registered.
@@ -82,8 +84,8 @@ def exchange_of(flow: http.HTTPFlow) -> tuple[Exchange, FlowRecord | None] | Non
     """A fresh exchange for the flow, with the flow's record; None for a flow that is not
     an LLM API call toolnames knows. Its request is left for the caller to read."""
     request = flow.request
-    api = detect_api(request.method, request.path)
-    if api is None:
+    fmt = format_for(request.method, request.path)
+    if fmt is None:
         return None
     recorded = flows.record(flow)
     host = flows.host(request)
@@ -91,9 +93,9 @@ def exchange_of(flow: http.HTTPFlow) -> tuple[Exchange, FlowRecord | None] | Non
     reader = _option("toolnames_reader", reader_named, READERS[0])
     # The rule the addon applied when the flow went through, if it recorded one.
     if recorded is not None and recorded.rule in RULES:
-        return Exchange(api, recorded.rule, host, reader), recorded
+        return Exchange(fmt, rule_named(recorded.rule), host, reader), recorded
     overrides = _option("toolnames_rule", _overrides, ())
-    return Exchange(api, choose_rule(api, host, overrides, request.port), host, reader), recorded
+    return Exchange(fmt, choose_rule(fmt, host, overrides, request.port), host, reader), recorded
 
 
 # Words every WebSocket message that declares, forces or calls a tool holds somewhere.
@@ -112,7 +114,7 @@ def session_view(flow: http.HTTPFlow, shown: object, data: bytes) -> str | None:
         rule = recorded.rule
     else:
         overrides = _option("toolnames_rule", _overrides, ())
-        rule = choose_rule(PROTOCOLS[protocol].rule_api, host, overrides, flow.request.port)
+        rule = choose_rule(PROTOCOLS[protocol], host, overrides, flow.request.port).id
     reader = _option("toolnames_reader", reader_named, READERS[0])
     session = Session(protocol, rule, host, reader=reader)
     messages = flow.websocket.messages
@@ -219,7 +221,7 @@ class ToolnamesView(_Base):
             if message is None:
                 return -1
             flow, is_request = message
-            if detect_api(flow.request.method, flow.request.path) is None:
+            if format_for(flow.request.method, flow.request.path) is None:
                 # MCP, by content: a byte search settles nearly every other message.
                 body = data if is_request else flow.request.raw_content or b""
                 if b'"jsonrpc"' in body and is_mcp_request(flows.content(flow.request) or b""):

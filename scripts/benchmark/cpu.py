@@ -28,11 +28,16 @@ from harness.load import progress
 from toolnames_core import READERS
 from toolnames_core import Exchange
 from toolnames_core import Reader
+from toolnames_core import choose_rule
+from toolnames_core import format_for
 
 __all__ = ["FIX_RENAMING", "CpuRow", "bench_cpu", "chat_flow", "other_reader", "time_interleaved"]
 
 # The column of fix mode's renaming: a whole flow, every tool aliased and the answer restored.
 FIX_RENAMING = "fix: rename + restore"
+# The exchange check_request is timed on: Chat Completions to OpenAI, looked up once.
+CHAT = format_for("POST", "/v1/chat/completions")
+CHAT_RULE = choose_rule(CHAT, "api.openai.com")
 
 
 @dataclass
@@ -175,15 +180,13 @@ def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
 
             fns = {
                 "json.loads": lambda raw=raw: json.loads(raw),
-                "check_request": lambda raw=raw: Exchange("openai-chat", "openai").check_request(
-                    raw
-                ),
+                "check_request": lambda raw=raw: Exchange(CHAT, CHAT_RULE).check_request(raw),
                 "request hook": lambda flow=flow: tn.request(flow),
                 "flow hooks": whole_flow,
             }
             for reader in READERS[1:]:
                 fns[other_reader("check_request", reader)] = lambda raw=raw, r=reader: Exchange(
-                    "openai-chat", "openai", reader=r
+                    CHAT, CHAT_RULE, reader=r
                 ).check_request(raw)
                 fns[other_reader("request hook", reader)] = lambda f=flow, r=reader: _hook_with(
                     tn, r, f

@@ -380,6 +380,11 @@ class Scanner:
         report: Exchange | FlowRecord | Session | McpExchange,
     ) -> None:
         self.checked += 1
+        # An exchange holds its format and rule as records; the others keep their ids.
+        if isinstance(report, Exchange):
+            api, rule = report.format.api, report.rule.id
+        else:
+            api, rule = report.api, report.rule
         for finding in report.findings:
             if finding.message_index is not None:
                 # Which message of the session: the path is inside it.
@@ -388,7 +393,7 @@ class Scanner:
                     finding, path=f"{where}.{finding.path}" if finding.path else where
                 )
             self.severities[finding.severity] += 1
-            self.output.row(Row(label, fmt, ex, report.api, report.rule, finding))
+            self.output.row(Row(label, fmt, ex, api, rule, finding))
 
     def exit_code(self) -> int:
         if self.incomplete:

@@ -61,7 +61,7 @@ def chat_request(tools, choice=None, history=()) -> bytes:
 
 
 def fixed(request: bytes, api: str = "openai-chat", rule: str = "openai") -> Exchange:
-    exchange = Exchange(api, rule)
+    exchange = Exchange(FORMATS[api], RULES[rule])
     exchange.check_request(request, fix=True)
     return exchange
 
@@ -173,7 +173,7 @@ def test_the_mastra_choice_fix_and_renaming_combine():
 
 
 def test_observe_and_block_never_rename():
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(chat_request(["a.b"]))
     assert exchange.new_body is None and exchange.restorer is None
 
@@ -230,7 +230,7 @@ def aliased_fixture(name: str):
     each called name replaced by its alias (the fixture's names stand for the app's)."""
     api = response_api(name)
     content_type, original = response_body(RESPONSES_DIR / name)
-    calls, _ = bodies.read_response_calls(api, content_type, original)
+    calls, _ = bodies.read_response_calls(FORMATS[api], content_type, original)
     aliases = {alias_for(c.name, RULES["portable"]): c.name for c in calls}
     to_alias = Restorer({app: alias for alias, app in aliases.items()})  # the other way
     sent = rewriter_for(FORMATS[api].framing, to_alias)
@@ -242,7 +242,7 @@ def aliased_fixture(name: str):
 def test_every_format_gets_every_name_back_and_every_other_byte_as_sent(name):
     api, content_type, original, sent, aliases = aliased_fixture(name)
     assert sent != original
-    exchange = Exchange(api, "portable")
+    exchange = Exchange(FORMATS[api], RULES["portable"])
     exchange.check_request(b"{}")
     exchange.restorer = Restorer(aliases)
     if content_type == "application/json":

@@ -23,13 +23,13 @@ from toolnames_core.formats import FORMATS
     ],
 )
 def test_a_body_that_is_not_a_json_object_is_unreadable_and_says_why(content, why):
-    view, problem = bodies.read_request(content, "openai-chat")
+    view, problem = bodies.read_request(content, FORMATS["openai-chat"])
     assert view is None
     assert problem.code == "request-unreadable" and why in problem.message
 
 
 def test_a_body_without_tools_is_neither_a_view_nor_a_problem():
-    assert bodies.read_request(b'{"messages": []}', "openai-chat") == (None, None)
+    assert bodies.read_request(b'{"messages": []}', FORMATS["openai-chat"]) == (None, None)
 
 
 TOOL_KEYS = [
@@ -72,7 +72,10 @@ TEXT_ANSWER = json.dumps(
 
 def test_an_answer_without_tool_keys_is_never_parsed(counted):
     answer = bytes(bytearray(TEXT_ANSWER))  # its own object, so the count is of this body
-    assert bodies.read_response_calls("openai-chat", "application/json", answer) == ([], None)
+    assert bodies.read_response_calls(FORMATS["openai-chat"], "application/json", answer) == (
+        [],
+        None,
+    )
     assert counted["loads"].count(answer) == 0
 
 
@@ -81,7 +84,7 @@ def test_every_format_reads_all_the_calls_of_an_answer_that_is_not_streamed(name
     # The scan in front of the parse must know every key a format's calls sit under.
     content = (RESPONSES_DIR / name).read_bytes()
     api = response_api(name)
-    calls, problem = bodies.read_response_calls(api, "application/json", content)
+    calls, problem = bodies.read_response_calls(FORMATS[api], "application/json", content)
     parsed = FORMATS[api].read_calls(json.loads(content))
     assert problem is None
     assert calls
@@ -103,7 +106,9 @@ LEAST_CALLS = [
 
 @pytest.mark.parametrize("api,answer", LEAST_CALLS)
 def test_the_scan_before_the_parse_knows_the_key_of_every_call(api, answer):
-    calls, _ = bodies.read_response_calls(api, "application/json", json.dumps(answer).encode())
+    calls, _ = bodies.read_response_calls(
+        FORMATS[api], "application/json", json.dumps(answer).encode()
+    )
     assert [c.name for c in calls] == ["x"]
 
 
@@ -135,7 +140,7 @@ def test_the_collector_waits_while_a_request_is_read(reader):
 
     gc.callbacks.append(count)
     try:
-        view, problem = bodies.read_request(body, "openai-chat", reader=reader)
+        view, problem = bodies.read_request(body, FORMATS["openai-chat"], reader=reader)
     finally:
         gc.callbacks.remove(count)
     assert problem is None and len(view.history) == 3000
@@ -151,11 +156,11 @@ def test_the_collector_waits_while_a_request_is_read(reader):
     ids=["read", "not JSON", "too deep"],
 )
 def test_the_collector_is_on_again_after_any_read_and_left_off_if_it_was(content):
-    bodies.read_request(content, "openai-chat")
+    bodies.read_request(content, FORMATS["openai-chat"])
     assert gc.isenabled()
     gc.disable()
     try:
-        bodies.read_request(content, "openai-chat")
+        bodies.read_request(content, FORMATS["openai-chat"])
         assert not gc.isenabled()
     finally:
         gc.enable()

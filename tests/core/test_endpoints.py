@@ -1,132 +1,21 @@
-"""Which wire format a request speaks (detect_api) and whose name rule applies (choose_rule)."""
+"""Whose name rule applies to a request (choose_rule): by host and API; which format a request
+speaks is tests/core/formats/test_base.py's."""
 
 from __future__ import annotations
 
-import json
 import re
+from typing import NamedTuple
 
 import pytest
 
-from tests.testkit import SDK_DIR
 from tests.testkit import exchange_for
 from toolnames_core import endpoints
 from toolnames_core.endpoints import RuleOverride
 from toolnames_core.endpoints import choose_rule
-from toolnames_core.endpoints import detect_api
 from toolnames_core.endpoints import parse_rule_override
+from toolnames_core.formats import FORMATS
+from toolnames_core.formats import format_for
 from toolnames_core.rules import RULES
-
-APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini", "bedrock-converse")
-
-
-@pytest.mark.parametrize(
-    "path, api",
-    [
-        # OpenAI and everything that speaks Chat Completions (docs/providers.md §2, §8-§13).
-        ("/v1/chat/completions", "openai-chat"),
-        ("/v1/chat/completions/", "openai-chat"),
-        ("/api/v1/chat/completions", "openai-chat"),  # OpenRouter
-        ("/openai/v1/chat/completions", "openai-chat"),  # Groq, and the Azure v1 API
-        ("/compatibility/v1/chat/completions", "openai-chat"),  # Cohere's compatibility API
-        ("/v1beta/openai/chat/completions", "openai-chat"),  # Gemini's OpenAI-compatible endpoint
-        # Azure (docs/providers.md §4): deployment-based URLs with api-version, and the v1 API.
-        ("/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", "openai-chat"),
-        (
-            "/openai/deployments/my-deploy/chat/completions?api-version=2025-04-01-preview&x=1",
-            "openai-chat",
-        ),
-        ("/openai/v1/chat/completions?api-version=preview", "openai-chat"),
-        ("/v1/responses", "openai-responses"),
-        ("/openai/v1/responses", "openai-responses"),
-        ("/openai/deployments/gpt-4o/responses?api-version=2025-03-01-preview", "openai-responses"),
-        ("/v1/messages", "anthropic-messages"),
-        ("/v1/messages?beta=true", "anthropic-messages"),
-        # Gemini API and Vertex AI (docs/providers.md §6), as google-genai sends them.
-        ("/v1beta/models/gemini-2.5-flash:generateContent", "gemini"),
-        ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "gemini"),
-        ("/v1/models/gemini-2.5-flash:generateContent", "gemini"),
-        ("/v1beta/models/gemini-2.5-flash:generateContent?key=AIza-test", "gemini"),
-        ("/v1beta/tunedModels/my-model:generateContent", "gemini"),
-        (
-            "/v1beta1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent",
-            "gemini",
-        ),
-        (
-            "/v1/projects/p/locations/global/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
-            "gemini",
-        ),
-        ("/v1/projects/p/locations/us-central1/endpoints/1234567890:generateContent", "gemini"),
-        # Bedrock Converse (docs/providers.md §7). boto3 escapes ':' and '/' of model ids and ARNs.
-        ("/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse", "bedrock-converse"),
-        ("/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream", "bedrock-converse"),
-        ("/model/us.anthropic.claude-3-7-sonnet-20250219-v1:0/converse", "bedrock-converse"),
-        (
-            "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2F"
-            "us.anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
-            "bedrock-converse",
-        ),
-    ],
-)
-def test_detect_api_knows_every_path_form(path, api):
-    assert detect_api("POST", path) == api
-
-
-SDK_FIXTURES = sorted(SDK_DIR.glob("*.json"))
-
-
-@pytest.mark.parametrize("fixture", SDK_FIXTURES, ids=[f.stem for f in SDK_FIXTURES])
-def test_paths_the_sdks_send_are_detected(fixture):
-    # Fixtures are named <api>-<case>.json, captured from the official SDKs.
-    data = json.loads(fixture.read_text(encoding="utf-8"))
-    path = data["path"] + (f"?{data['query']}" if data.get("query") else "")
-    (expected,) = [api for api in APIS if fixture.stem.startswith(api)]
-    assert detect_api(data["method"], path) == expected
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/v1/completions",
-        "/v1/embeddings",
-        "/v1/models",
-        "/v1/models?next=/v1/chat/completions",
-        "/v1/chat/completions/chatcmpl-123",  # updating a stored completion
-        "/v1/responses/resp_123/cancel",
-        "/v1/messages/count_tokens",
-        "/v1/messages/batches",
-        "/v2/chat",  # Cohere's own API (only its OpenAI-compatible one is read)
-        "/api/chat",  # Ollama
-        "/v1beta/models/gemini-2.5-flash:countTokens",
-        "/v1beta/models/gemini-2.5-flash:embedContent",
-        "/model/anthropic.claude-v2/invoke",
-        "/model/anthropic.claude-v2/invoke-with-response-stream",
-        "/model/x/converse/extra",
-        "/converse",
-        "/",
-        "",
-    ],
-)
-def test_detect_api_ignores_other_endpoints(path):
-    assert detect_api("POST", path) is None
-
-
-@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"])
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/v1/chat/completions",
-        "/v1/responses",
-        "/v1/messages",
-        "/v1beta/models/m:generateContent",
-        "/model/m/converse",
-    ],
-)
-def test_detect_api_only_reads_posts(method, path):
-    assert detect_api(method, path) is None
-
-
-def test_detect_api_method_is_case_insensitive():
-    assert detect_api("post", "/v1/chat/completions") == "openai-chat"
 
 
 @pytest.mark.parametrize(
@@ -166,12 +55,29 @@ def test_detect_api_method_is_case_insensitive():
     ],
 )
 def test_choose_rule_by_host(api, host, rule):
-    assert choose_rule(api, host) == rule
+    assert choose_rule(FORMATS[api], host) is RULES[rule]
 
 
-@pytest.mark.parametrize("api", APIS)
-def test_every_detected_api_has_a_default_rule(api):
-    assert choose_rule(api, "unknown.example") in RULES
+@pytest.mark.parametrize("fmt", FORMATS.values(), ids=list(FORMATS))
+def test_an_unknown_host_gets_the_rule_of_its_format(fmt):
+    assert choose_rule(fmt, "unknown.example") is RULES[fmt.rule]
+
+
+class Source(NamedTuple):
+    rule: str
+    host_decides: bool
+
+
+def test_the_rule_depends_on_the_api_as_well_as_the_host():
+    # A format whose rule is its own on every host (Claude through Bedrock's InvokeModel is
+    # Anthropic's, on the host where Converse gets Bedrock's) does not let the host decide.
+    host = "bedrock-runtime.us-east-1.amazonaws.com"
+    assert choose_rule(Source("bedrock", True), host).id == "bedrock"
+    assert choose_rule(Source("anthropic", False), host).id == "anthropic"
+    assert choose_rule(Source("anthropic", True), host).id == "bedrock"
+    # The user's override still wins.
+    override = (parse_rule_override("*=portable"),)
+    assert choose_rule(Source("anthropic", False), host, override).id == "portable"
 
 
 @pytest.mark.parametrize(
@@ -189,7 +95,7 @@ def test_every_detected_api_has_a_default_rule(api):
 )
 @pytest.mark.parametrize("host", ["api.cohere.ai", "api.cohere.com"])
 def test_cohere_compatibility_api_gets_the_cohere_rule(host, name, codes):
-    rule = choose_rule(detect_api("POST", "/compatibility/v1/chat/completions"), host)
+    rule = choose_rule(format_for("POST", "/compatibility/v1/chat/completions"), host).id
     body = f'{{"model": "command-a-03-2025", "tools": [{{"type": "function", "function": {{"name": "{name}"}}}}]}}'
     result = exchange_for(body.encode(), "openai-chat", rule)
     assert rule == "cohere"
@@ -201,7 +107,9 @@ def test_dashes_pass_the_rule_openai_gets_on_the_same_body():
         b'{"tools": [{"type": "function", "function": {"name": "CurrentDate-get_current_date"}}]}'
     )
     assert (
-        exchange_for(body, "openai-chat", choose_rule("openai-chat", "api.openai.com")).findings
+        exchange_for(
+            body, "openai-chat", choose_rule(FORMATS["openai-chat"], "api.openai.com").id
+        ).findings
         == []
     )
 
@@ -235,7 +143,7 @@ def test_dashes_pass_the_rule_openai_gets_on_the_same_body():
 )
 def test_overrides(specs, api, host, rule):
     overrides = tuple(parse_rule_override(s) for s in specs)
-    assert choose_rule(api, host, overrides) == rule
+    assert choose_rule(FORMATS[api], host, overrides).id == rule
 
 
 def test_parse_rule_override_normalises():

@@ -10,6 +10,8 @@ from tests.testkit import judge
 from toolnames_core import Exchange
 from toolnames_core import bodies
 from toolnames_core import inspect_exchange
+from toolnames_core.formats import FORMATS
+from toolnames_core.rules import RULES
 
 MASTRA_BODY = json.dumps(
     {
@@ -42,7 +44,7 @@ NO_CALLS_ANSWER = json.dumps({"choices": [{"message": {"content": "hi"}}]}).enco
 
 def test_a_body_with_tools_is_parsed_once_for_its_request_and_its_response(counted):
     body = fresh(TOOLS_BODY)
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     assert not bodies.nothing_to_check(body)
     exchange.check_request(body, scanned=True)
     findings = exchange.check_response(200, "application/json", NO_CALLS_ANSWER)
@@ -53,7 +55,7 @@ def test_a_body_with_tools_is_parsed_once_for_its_request_and_its_response(count
 
 def test_a_large_body_without_tools_is_scanned_once_and_never_parsed(counted):
     body = fresh(PROSE_BODY)
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(body)
     assert exchange.check_response(200, "application/json", NO_CALLS_ANSWER) == []
     assert counted["scans"].count(body) == 1
@@ -62,7 +64,7 @@ def test_a_large_body_without_tools_is_scanned_once_and_never_parsed(counted):
 
 def test_a_body_fix_mode_rewrote_is_never_read_again(counted):
     body = fresh(MASTRA_BODY)
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(body, fix=True)
     assert exchange.new_body is not None
     # Judged against the request as the provider was sent it: the fixed choice is obeyed.
@@ -97,12 +99,12 @@ def test_the_answer_to_a_blocked_request_is_toolnames_own_and_not_judged():
 @pytest.mark.parametrize("request_content", [None, b"", b'{"tools": [ broken', b"[1, 2]"])
 def test_calls_answering_a_request_that_could_not_be_read_are_not_judged(request_content):
     # What the request offered is unknown: no call can be said to be unoffered.
-    calls, _ = bodies.read_response_calls("openai-chat", "application/json", CALL_ANSWER)
+    calls, _ = bodies.read_response_calls(FORMATS["openai-chat"], "application/json", CALL_ANSWER)
     assert judge(request_content, "openai-chat", calls, complete=True) == []
 
 
 def test_calls_answering_a_request_without_tools_are_unoffered():
-    calls, _ = bodies.read_response_calls("openai-chat", "application/json", CALL_ANSWER)
+    calls, _ = bodies.read_response_calls(FORMATS["openai-chat"], "application/json", CALL_ANSWER)
     request = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
     findings = judge(request, "openai-chat", calls, complete=True)
     assert [f.code for f in findings] == ["response-unknown-tool"]
@@ -152,7 +154,7 @@ def test_a_recording_without_the_answers_body_is_not_a_clean_answer():
 
 def _renamed(fix: bool) -> Exchange:
     body = {"messages": [], "tools": [{"type": "function", "function": {"name": "github.x"}}]}
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(json.dumps(body).encode(), fix=fix)
     return exchange
 

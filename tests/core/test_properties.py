@@ -31,6 +31,7 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 from harness.inprocess import running
+from tests.testkit import api_for
 from tests.testkit import aws_event
 from tests.testkit import exchange_for
 from tests.testkit import judge
@@ -52,7 +53,6 @@ from tests.testkit.arbitrary import cut
 from tests.testkit.arbitrary import examples
 from tests.testkit.arbitrary import response_bodies
 from toolnames_core import bodies
-from toolnames_core import endpoints
 from toolnames_core import readers
 from toolnames_core import streams
 from toolnames_core.formats import FORMATS
@@ -70,7 +70,7 @@ def test_every_format_with_sdk_fixtures_has_request_seeds():
     # Seeds make the properties reach deep; a fixture this test cannot read would go unnoticed.
     fixture_apis = set()
     for fixture in SDK_FIXTURES.glob("*.json"):
-        fixture_apis.add(endpoints.detect_api("POST", json.loads(fixture.read_text())["path"]))
+        fixture_apis.add(api_for("POST", json.loads(fixture.read_text())["path"]))
     assert {api for api in APIS if REQUEST_SEEDS[api]} == fixture_apis & set(APIS)
 
 
@@ -85,7 +85,7 @@ def test_every_format_with_request_seeds_has_answers_to_seed_from(api):
 
 @pytest.mark.parametrize("api", APIS)
 def test_every_format_has_a_request_path_for_the_addon_properties(api):
-    assert PATHS.get(api), f"no request path reaches {api}: add one to CANDIDATE_PATHS"
+    assert PATHS.get(api), f"no request path reaches {api}: give its WireFormat example_paths"
 
 
 # --- the pure core ----------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_analysing_any_request_body_never_raises(api, data, rule, fix):
 @given(data=st.data(), content_type=st.sampled_from(CONTENT_TYPES), complete=st.booleans())
 def test_reading_any_response_against_any_request_never_raises(api, data, content_type, complete):
     request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
-    found, problem = bodies.read_response_calls(api, content_type, response)
+    found, problem = bodies.read_response_calls(FORMATS[api], content_type, response)
     assert all(isinstance(call, NameRef) and isinstance(call.name, str) for call in found)
     judge(request, api, found, complete)
 
@@ -126,7 +126,7 @@ def test_the_response_side_finds_the_same_whether_or_not_the_request_side_ran_fi
     # must be the one a fresh read gives.
     request, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
     content_type = data.draw(st.sampled_from(CONTENT_TYPES))
-    found, _ = bodies.read_response_calls(api, content_type, response)
+    found, _ = bodies.read_response_calls(FORMATS[api], content_type, response)
     fresh = judge(bytes(bytearray(request)), api, found, True)
     exchange_for(request, api, "openai")
     assert judge(request, api, found, True) == fresh
@@ -228,7 +228,7 @@ def make_flow(path: str, body: bytes) -> http.HTTPFlow:
 
 def drawn_exchange(api: str, data) -> tuple[http.HTTPFlow, bytes]:
     """A live flow to one of ``api``'s paths with a drawn request body, and a drawn answer."""
-    assert PATHS.get(api), f"no request path reaches {api}: add one to CANDIDATE_PATHS"
+    assert PATHS.get(api), f"no request path reaches {api}: give its WireFormat example_paths"
     body, response = data.draw(REQUESTS[api]), data.draw(RESPONSES[api])
     return make_flow(data.draw(st.sampled_from(PATHS[api])), body), response
 

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.testkit import SDK_DIR
+from tests.testkit import api_for
 from tests.testkit.arbitrary import APIS
 from tests.testkit.arbitrary import CONTENT_TYPES
 from tests.testkit.arbitrary import EVENT_SEEDS
@@ -29,7 +30,6 @@ from tests.testkit.arbitrary import cut
 from tests.testkit.arbitrary import encode
 from tests.testkit.arbitrary import examples
 from tests.testkit.arbitrary import json_values
-from toolnames_core import endpoints
 from toolnames_core import readers
 from toolnames_core.exchange import Exchange
 from toolnames_core.formats import FORMATS
@@ -69,7 +69,7 @@ EDGES = (
 
 
 def outcome(api: str, rule: str, request: bytes, fix: bool, reader) -> Exchange:
-    exchange = Exchange(api, rule, "api.example.com", reader)
+    exchange = Exchange(FORMATS[api], RULES[rule], "api.example.com", reader)
     exchange.check_request(request, fix=fix)
     return exchange
 
@@ -145,7 +145,7 @@ def sdk_requests() -> list[tuple[str, bytes]]:
     found = []
     for fixture in sorted(SDK_DIR.glob("*.json")):
         case = json.loads(fixture.read_text())
-        api = endpoints.detect_api("POST", case["path"])
+        api = api_for("POST", case["path"])
         if api in FORMATS and isinstance(case.get("body"), dict):
             found.append((api, json.dumps(case["body"]).encode()))
     return found

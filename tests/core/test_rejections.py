@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.testkit import keyed_bodies
 from toolnames_core import bodies
+from toolnames_core.formats import FORMATS
 from toolnames_core.rejections import Rejection
 from toolnames_core.rejections import read_rejections
 
@@ -27,9 +28,9 @@ def chat(*names: str, **extra) -> dict:
 
 def read(api: str, request: dict, answer: object, status: int = 400, sent=None) -> list:
     """What ``answer`` (a JSON value, or raw bytes) rejected in ``request``."""
-    view, _ = bodies.read_request(json.dumps(request).encode(), api)
+    view, _ = bodies.read_request(json.dumps(request).encode(), FORMATS[api])
     content = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
-    return read_rejections(api, status, content, view, sent)
+    return read_rejections(FORMATS[api], status, content, view, sent)
 
 
 def openai_error(message: str, param: str | None) -> dict:

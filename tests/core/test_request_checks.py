@@ -7,6 +7,7 @@ import pytest
 from tests.testkit import exchange_for
 from toolnames_core import Exchange
 from toolnames_core import exchange
+from toolnames_core.formats import openai_chat
 from toolnames_core.formats.openai_chat import read_request
 from toolnames_core.model import Choice
 from toolnames_core.model import NameRef
@@ -25,7 +26,7 @@ def named(name: str) -> dict:
 
 
 def findings(body: dict, rule: str = "openai") -> list:
-    return check_request(read_request(body), RULES[rule])
+    return check_request(read_request(body), RULES[rule], openai_chat.FORMAT)
 
 
 def summary(body: dict, rule: str = "openai") -> list[tuple[str, str, str]]:
@@ -355,7 +356,7 @@ def test_builtin_tools_are_not_name_checked_and_are_chosen_by_their_own_namespac
             Choice("named", ("x",), (NameRef("a.b", ("x", "name"), "builtin"),)),
         ],
     )
-    assert [(f.code, f.path) for f in check_request(view, RULES["openai"])] == [
+    assert [(f.code, f.path) for f in check_request(view, RULES["openai"], openai_chat.FORMAT)] == [
         ("name-invalid-chars", "tools[1].name"),
         # A function's name does not satisfy a built-in choice.
         ("choice-not-in-tools", "x.name"),

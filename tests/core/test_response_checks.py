@@ -179,7 +179,7 @@ def test_chat_non_streamed_response_calls_are_read_with_their_paths():
         ]
     }
     calls, problem = bodies.read_response_calls(
-        "openai-chat", "application/json", json.dumps(body).encode()
+        FORMATS["openai-chat"], "application/json", json.dumps(body).encode()
     )
     assert problem is None
     assert [(c.name, c.path, c.kind) for c in calls] == [
@@ -190,7 +190,10 @@ def test_chat_non_streamed_response_calls_are_read_with_their_paths():
 
 @pytest.mark.parametrize("content", [b"<html>502</html>", b"", b"[1,2]", b'{"choices": "nope"}'])
 def test_odd_response_bodies_yield_no_calls_and_no_exception(content):
-    assert bodies.read_response_calls("openai-chat", "application/json", content) == ([], None)
+    assert bodies.read_response_calls(FORMATS["openai-chat"], "application/json", content) == (
+        [],
+        None,
+    )
 
 
 WHOLE = b'{"choices": [{"message": {"tool_calls": [{"function": {"name": "f"}}]}}]}'
@@ -207,7 +210,7 @@ WHOLE = b'{"choices": [{"message": {"tool_calls": [{"function": {"name": "f"}}]}
     ],
 )
 def test_an_answer_that_breaks_off_or_does_not_parse_is_unreadable_never_clean(content, why):
-    calls, problem = bodies.read_response_calls("openai-chat", "application/json", content)
+    calls, problem = bodies.read_response_calls(FORMATS["openai-chat"], "application/json", content)
     assert calls == []
     assert problem.code == "response-unreadable" and problem.severity == "warning"
     assert problem.message.startswith(f"the tool calls in the answer were not checked: {why}")
@@ -303,7 +306,7 @@ def provider_streams():
 def test_every_format_finds_the_unoffered_call_at_every_byte_split(provider_streams, api):
     content_type, raw = provider_streams[api]
     request = json.dumps(STREAMED_FORMATS[api][1]).encode()
-    assert bodies.read_response_calls(api, content_type, raw)[1] is None
+    assert bodies.read_response_calls(FORMATS[api], content_type, raw)[1] is None
     for chunks in every_split(raw):
         forwarded, found = findings_for(request, chunks, api)
         assert forwarded == raw

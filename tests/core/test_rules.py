@@ -4,6 +4,7 @@ import pytest
 
 from toolnames_core.rules import RULES
 from toolnames_core.rules import name_violations
+from toolnames_core.rules import rule_named
 
 EMPTY = "name-empty"
 LONG = "name-too-long"
@@ -143,3 +144,9 @@ def test_invalid_characters_are_shown_escaped_so_the_reason_stays_one_line():
     ((_, reason),) = name_violations("get\nweather\u200b", RULES["openai"])
     assert "\n" not in reason and "\u200b" not in reason
     assert r"'\n'" in reason and r"'\u200b'" in reason
+
+
+def test_a_rule_is_found_by_its_id_and_an_unknown_one_is_a_clear_error():
+    assert rule_named("anthropic") is RULES["anthropic"]
+    with pytest.raises(ValueError, match="unknown rule 'nope'; known rules: openai, azure"):
+        rule_named("nope")

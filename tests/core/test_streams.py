@@ -1,3 +1,5 @@
+import base64
+import dataclasses
 import gzip
 import json
 import zlib
@@ -7,10 +9,12 @@ import pytest
 from tests.testkit import aws_event
 from tests.testkit import every_split
 from tests.testkit import sse
+from toolnames_core.aliases import Restorer
 from toolnames_core.exchange import Exchange
 from toolnames_core.formats import FORMATS
 from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.framings import SSE
+from toolnames_core.rules import RULES
 from toolnames_core.streams import EventDecoder
 from toolnames_core.streams import StreamTap
 
@@ -88,7 +92,7 @@ def test_an_unread_stream_with_a_forced_choice_is_not_said_to_have_ignored_it():
         "tools": [{"type": "function", "function": {"name": "a"}}],
         "tool_choice": "required",
     }
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(json.dumps(body).encode())
     tap = exchange.stream_tap("br")
     tap(b"\x00")
@@ -99,7 +103,7 @@ def test_an_unread_stream_with_a_forced_choice_is_not_said_to_have_ignored_it():
 
 def test_fix_mode_declines_to_restore_names_in_a_compressed_stream_and_records_why():
     body = {"tools": [{"type": "function", "function": {"name": "github.create_issue"}}]}
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(json.dumps(body).encode(), fix=True)
     (alias,) = exchange.restorer.aliases
     tap = exchange.stream_tap("gzip")
@@ -114,3 +118,30 @@ def test_fix_mode_declines_to_restore_names_in_a_compressed_stream_and_records_w
     # Judged as the app got it: a call to a tool it never offered.
     found = exchange.check_stream(200, tap, complete=True)
     assert [f.code for f in found] == ["response-unknown-tool"]
+
+
+def test_a_format_that_wraps_names_in_an_event_gives_them_back_through_its_restore_event():
+    # As Bedrock InvokeModel does: each event's JSON travels base64-encoded inside another.
+    def wrapped(rewrite):
+        def event(data: bytes) -> bytes:
+            if not data.startswith(b"data: "):
+                return data
+            outer = json.loads(data[6:])
+            inner = rewrite(base64.b64decode(outer["bytes"]))
+            return b"data: " + json.dumps({"bytes": base64.b64encode(inner).decode()}).encode()
+
+        return lambda text: b"\n".join(event(line) for line in text.split(b"\n"))
+
+    def event(name: str) -> bytes:
+        inner = json.dumps({"type": "tool_use", "name": name}).encode()
+        return b"data: " + json.dumps({"bytes": base64.b64encode(inner).decode()}).encode()
+
+    fmt = dataclasses.replace(FORMATS["openai-chat"], restore_event=wrapped)
+    restorer = Restorer({"github_create_issue": "github.create_issue"})
+    tap = StreamTap(fmt, restorer)
+    out = tap(event("github_create_issue") + b"\n\n") + tap(b"")
+    assert out == event("github.create_issue") + b"\n\n"
+    # Without it, the restorer finds no name in the base64 and the app would get the alias.
+    plain = StreamTap(FORMATS["openai-chat"], restorer)
+    sent = event("github_create_issue") + b"\n\n"
+    assert plain(sent) + plain(b"") == sent

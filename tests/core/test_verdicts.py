@@ -6,6 +6,7 @@ import json
 from tests.testkit import sse
 from toolnames_core import Exchange
 from toolnames_core.formats import FORMATS
+from toolnames_core.rules import RULES
 from toolnames_core.streams import StreamTap
 
 PATTERN = "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
@@ -27,7 +28,7 @@ ACCEPTED = b'{"choices": [{"message": {"content": "hi"}}]}'
 
 
 def exchange(*names: str, rule: str = "openai", fix: bool = False) -> Exchange:
-    ex = Exchange("openai-chat", rule, "api.example.com")
+    ex = Exchange(FORMATS["openai-chat"], RULES[rule], "api.example.com")
     ex.check_request(request(*names), fix=fix)
     return ex
 
@@ -103,7 +104,7 @@ def test_a_blocked_request_has_no_verdict_of_the_provider():
 def test_a_choice_rejection_is_not_a_rules_matter():
     # vLLM's text (https://github.com/vllm-project/vllm/pull/19239): no rule judged the choice.
     said = "Invalid value for `function`: `do-something` in `tool_choice`!"
-    ex = Exchange("openai-chat", "openai", "localhost:8000")
+    ex = Exchange(FORMATS["openai-chat"], RULES["openai"], "localhost:8000")
     body = {"messages": [], "tools": [{"type": "function", "function": {"name": "do_something"}}]}
     body["tool_choice"] = {"type": "function", "function": {"name": "do-something"}}
     ex.check_request(json.dumps(body).encode())
@@ -157,7 +158,7 @@ def test_a_stream_that_broke_off_before_any_event_proves_nothing():
 def test_the_providers_words_are_shown_with_a_raw_bidi_character_escaped():
     name = "search\u202eweb"
     body = {"tools": [{"type": "function", "function": {"name": name}}]}
-    exchange = Exchange("openai-chat", "openai")
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(json.dumps(body).encode())
     answer = {
         "error": {

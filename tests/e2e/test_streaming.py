@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.testkit import wait_for_flows
+from toolnames_core.formats import FORMATS
 
 BASELINE_SCRIPT = Path(__file__).parent / "stream_everything.py"
 CLIENT_TIMEOUT = 20  # only a failure guard: a buffered stream would leave the client waiting
@@ -305,7 +306,6 @@ def test_fix_mode_sends_a_sized_stream_on_chunked_once_names_are_given_back(
 ):
     from toolnames_core import choose_rule
     from toolnames_core.aliases import alias_for
-    from toolnames_core.rules import RULES
 
     saved = tmp_path / "flagged.mitm"
     proxy = mitmdump(
@@ -313,7 +313,7 @@ def test_fix_mode_sends_a_sized_stream_on_chunked_once_names_are_given_back(
     )
     path, body = STREAMS[api]
     body = json.loads(json.dumps(body).replace("get_weather", "get weather"))
-    alias = alias_for("get weather", RULES[choose_rule(api, "127.0.0.1", ())])
+    alias = alias_for("get weather", choose_rule(FORMATS[api], "127.0.0.1", ()))
     headers = {"x-standin-call": alias, "x-standin-framing": "length"}
     response = open_stream(proxy.url, path, body, headers)
     sent = standin.requests[-1]

@@ -25,10 +25,10 @@ from tests.testkit import RESPONSES_DIR
 from tests.testkit import UNUSUAL_NAMES
 from tests.testkit import response_api
 from tests.testkit import response_body
+from toolnames_core import FORMATS
 from toolnames_core import FlowRecord
 from toolnames_core import RuleOverride
 from toolnames_core import inspect_exchange
-from toolnames_core import is_stream
 from toolnames_core import parse_rule_override
 from toolnames_core import readers
 from toolnames_mitm import deferral
@@ -1177,16 +1177,6 @@ def test_a_rule_override_with_a_port_matches_that_port_only():
 
 # --- one answer: the live addon, the scanner and the content view agree ----------------------
 
-PATHS = {
-    "openai-chat": ("/v1/chat/completions", "/v1/chat/completions"),
-    "openai-responses": ("/v1/responses", "/v1/responses"),
-    "anthropic-messages": ("/v1/messages", "/v1/messages"),
-    "gemini": (
-        "/v1beta/models/g:generateContent",
-        "/v1beta/models/g:streamGenerateContent?alt=sse",
-    ),
-    "bedrock-converse": ("/model/m/converse", "/model/m/converse-stream"),
-}
 OFFERING_OTHER_TOOL = {
     "openai-chat": {"tools": [{"type": "function", "function": {"name": "other_tool"}}]},
     "openai-responses": {"tools": [{"type": "function", "name": "other_tool"}]},
@@ -1240,7 +1230,8 @@ def view_findings(api: str, path: str, request: bytes, content_type: str, answer
 def test_the_addon_the_scanner_and_the_view_give_one_answer(fixture, request_kind):
     api = response_api(fixture)
     content_type, answer = response_body(RESPONSES_DIR / fixture)
-    path = PATHS[api][is_stream(content_type)]
+    # A path the format's record gives; the answer's framing comes from its content type.
+    path = FORMATS[api].example_paths[0]
     request = REQUESTS[request_kind](api)
 
     live = live_findings(api, path, request, content_type, answer)

@@ -5,6 +5,8 @@ import asyncio
 from mitmproxy.test import tflow
 
 from toolnames_core import Exchange
+from toolnames_core.formats import FORMATS
+from toolnames_core.rules import RULES
 from toolnames_mitm import deferral
 from toolnames_mitm.flows import Tracked
 
@@ -21,7 +23,7 @@ async def test_a_check_runs_once_whether_the_flow_completes_or_the_timer_fires(m
     early, late = tflow.tflow(), tflow.tflow()
     tracked = {f: Tracked() for f in (early, late)}
     for f in (early, late):
-        d.add(loop, tracked[f], f, Exchange("openai-chat", "openai"), b"{}", None)
+        d.add(loop, tracked[f], f, Exchange(FORMATS["openai-chat"], RULES["openai"]), b"{}", None)
     assert tracked[early].pending.flow is early  # the pending check waits on the flow's entry
     assert d.run_now(tracked[early]).flow is early  # completed before its time
     assert d.run_now(tracked[early]) is None and tracked[early].pending is None
@@ -39,7 +41,7 @@ async def test_one_timer_serves_every_pending_check_and_run_all_leaves_none(monk
     flows = [tflow.tflow() for _ in range(3)]
     timers = set()
     for f in flows:
-        d.add(loop, Tracked(), f, Exchange("openai-chat", "openai"), b"{}", None)
+        d.add(loop, Tracked(), f, Exchange(FORMATS["openai-chat"], RULES["openai"]), b"{}", None)
         timers.add(d.timer)
     assert len(timers) == 1
     assert [p.flow for p in d.waiting()] == flows

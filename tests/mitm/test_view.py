@@ -21,6 +21,7 @@ from harness.mitmdump import ADDON_SCRIPT
 from tests.testkit import REQUEST_FIXTURES
 from tests.testkit import RESPONSE_FIXTURES
 from tests.testkit import SDK_DIR
+from tests.testkit import api_for
 from tests.testkit import chat_answer
 from tests.testkit import chat_body
 from tests.testkit import load_sdk
@@ -29,7 +30,6 @@ from tests.testkit import response_body
 from tests.testkit import row_of
 from toolnames_core import bodies
 from toolnames_core import readers
-from toolnames_core.endpoints import detect_api
 from toolnames_core.formats import FORMATS
 from toolnames_mitm import view as mitm_view
 
@@ -84,7 +84,7 @@ def test_the_view_opens_by_itself_on_every_formats_request_with_tools(view, path
     f = sdk_flow(path)
     shown = contentviews.prettify_message(f.request, f)
     assert shown.view_name == "toolnames"
-    api = detect_api("POST", f.request.path)
+    api = api_for("POST", f.request.path)
     assert shown.text.startswith(f"toolnames: {FORMATS[api].title} request")
 
 
@@ -100,7 +100,7 @@ def test_the_view_reads_every_formats_response_when_chosen(view, path):
     shown = contentviews.prettify_message(f.response, f, view_name="toolnames")
     assert shown.view_name == "toolnames"
     assert shown.text.startswith(f"toolnames: {FORMATS[api].title} response")
-    found, _ = bodies.read_response_calls(api, content_type, content)
+    found, _ = bodies.read_response_calls(FORMATS[api], content_type, content)
     assert f"Calls in this response: {len(found) or 'none'}\n" in shown.text
 
 

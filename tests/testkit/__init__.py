@@ -14,6 +14,7 @@ arbitrary       every format's bodies, answers and events for the property tests
 """
 
 from tests.testkit.core import UNUSUAL_NAMES
+from tests.testkit.core import api_for
 from tests.testkit.core import cells
 from tests.testkit.core import chat_answer
 from tests.testkit.core import chat_body
@@ -83,6 +84,7 @@ from tests.testkit.streams import sse
 
 __all__ = [
     "UNUSUAL_NAMES",
+    "api_for",
     "ANSI",
     "BAD_CASE_FINDINGS",
     "DIRECT",

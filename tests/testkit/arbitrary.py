@@ -13,16 +13,16 @@ from hypothesis import strategies as st
 
 from standin import formats as standin_formats
 from standin.shared import ProviderError
+from tests.testkit.core import api_for
 from tests.testkit.disk import SDK_DIR
 from tests.testkit.streams import aws_event
-from toolnames_core import endpoints
 from toolnames_core.formats import FORMATS
 from toolnames_core.framings import AWS_EVENT_STREAM
+from toolnames_core.framings import FRAMINGS
 from toolnames_core.streams import EventDecoder
 
 __all__ = [
     "APIS",
-    "CANDIDATE_PATHS",
     "CONTENT_TYPES",
     "EVENTS",
     "EVENT_SEEDS",
@@ -60,24 +60,13 @@ __all__ = [
 APIS = sorted(FORMATS)
 STREAMING_APIS = sorted(api for api, fmt in FORMATS.items() if fmt.stream_collector)
 
-# Paths that reach each API; a format added later is found here by endpoints.detect_api, or
-# tests/core/test_properties.py fails, naming the format that needs a path here.
-CANDIDATE_PATHS = (
-    "/v1/chat/completions",
-    "/v1/responses",
-    "/v1/messages",
-    "/v1beta/models/gemini-2.5-flash:generateContent",
-    "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
-    "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
-    "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream",
-)
-PATHS: dict[str, list[str]] = {}
-for _path in CANDIDATE_PATHS:
-    _api = endpoints.detect_api("POST", _path)
-    if _api is not None:
-        PATHS.setdefault(_api, []).append(_path)
+# Paths that reach each API, as its record gives them (WireFormat.example_paths); a format
+# without one makes tests/core/test_properties.py fail, naming it.
+PATHS: dict[str, list[str]] = {
+    api: list(fmt.example_paths) for api, fmt in FORMATS.items() if fmt.example_paths
+}
 
-STREAM_TYPES = ("text/event-stream", "application/vnd.amazon.eventstream")
+STREAM_TYPES = tuple(t for framing in FRAMINGS.values() for t in framing.content_types)
 CONTENT_TYPES = ("application/json", *STREAM_TYPES, "text/plain", "")
 
 # Keys and string values the adapters and collectors look for, so that generated objects
@@ -304,7 +293,7 @@ def _seeds() -> tuple[
         # A fixture that is not JSON, or has no path, is a broken fixture: the error stops
         # the test kit's import (and so the run) instead of leaving a format unseeded.
         case = json.loads(fixture.read_text())
-        api = endpoints.detect_api("POST", case["path"])
+        api = api_for("POST", case["path"])
         if api not in requests or not isinstance(case.get("body"), dict):
             drops.append(SeedDrop(fixture.name, f"no JSON object body for a format ({api})"))
             continue

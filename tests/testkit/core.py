@@ -12,11 +12,15 @@ from toolnames_core import FlowRecord
 from toolnames_core import render_request
 from toolnames_core import render_response
 from toolnames_core.formats import FORMATS
+from toolnames_core.formats import format_for
+from toolnames_core.formats import format_named
 from toolnames_core.model import NameRef
 from toolnames_core.record import RecordedFix
+from toolnames_core.rules import rule_named
 
 __all__ = [
     "UNUSUAL_NAMES",
+    "api_for",
     "cells",
     "chat_answer",
     "chat_body",
@@ -48,9 +52,15 @@ def stream_calls(api: str, events: Iterable[object]) -> list[NameRef]:
     return collector.calls()
 
 
+def api_for(method: str, path: str) -> str | None:
+    """The id of the format a request of ``method`` to ``path`` speaks; None for none."""
+    fmt = format_for(method, path)
+    return fmt.api if fmt else None
+
+
 def exchange_for(content: bytes | None, api: str, rule: str, fix: bool = False) -> Exchange:
     """An exchange whose request ``content`` has been checked (None: a request not read)."""
-    exchange = Exchange(api, rule)
+    exchange = Exchange(format_named(api), rule_named(rule))
     if content is None:
         exchange.request_unreadable("the body was not read")
     else:

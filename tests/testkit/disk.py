@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.testkit.core import api_for
 from tests.testkit.infrastructure import REPO_ROOT
 from tests.testkit.streams import aws_event
 from tests.testkit.streams import sse
-from toolnames_core import detect_api
 from toolnames_core.formats import FORMATS
 
 __all__ = [
@@ -81,7 +81,7 @@ REQUEST_FIXTURES = sorted(SDK_DIR.glob("*.json"))
 
 
 def fixtures_of(api: str) -> list[Path]:
-    return [p for p in REQUEST_FIXTURES if detect_api("POST", load_sdk(p)["path"]) == api]
+    return [p for p in REQUEST_FIXTURES if api_for("POST", load_sdk(p)["path"]) == api]
 
 
 # tests/fixtures/responses/ (README.md there); older trees kept them in sdk/responses/.

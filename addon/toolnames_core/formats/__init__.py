@@ -1,7 +1,8 @@
-"""One adapter per wire format, and the table that finds the adapter for an API.
+"""One adapter per wire format, and the list that finds the format of a request.
 
 Each adapter module maps its format onto the provider-neutral model (``model.py``) and
-defines one ``FORMAT``; the table below lists them, in the order docs/findings.md names them.
+defines one ``FORMAT``, the ``WireFormat`` record that says everything else about it: how a
+request is recognised, its rule, its framing, its errors. The list below names them once.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from toolnames_core.formats import openai_chat
 from toolnames_core.formats import openai_responses
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import bare_path
 
-__all__ = ["FORMATS", "BlockResponse", "WireFormat"]
+__all__ = ["FORMATS", "BlockResponse", "WireFormat", "format_for", "format_named"]
 
+# In the order docs/findings.md names them. The order decides which format claims a path
+# two could match (none do today: tests/core/formats/test_base.py holds them to it).
 _formats = [
     openai_chat.FORMAT,
     openai_responses.FORMAT,
@@ -25,3 +29,21 @@ _formats = [
 ]
 
 FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}
+
+
+def format_for(method: str, path: str) -> WireFormat | None:
+    """The format a request of ``method`` to ``path`` speaks; None if toolnames reads none."""
+    method = method.upper()
+    path = bare_path(path)  # once, not once per format
+    for fmt in _formats:
+        if method in fmt.methods and fmt.path.search(path) is not None:
+            return fmt
+    return None
+
+
+def format_named(api: str) -> WireFormat:
+    """The format whose id is ``api``, or a ValueError that lists the known ones."""
+    try:
+        return FORMATS[api]
+    except KeyError:
+        raise ValueError(f"unknown API {api!r}; known APIs: {', '.join(FORMATS)}") from None

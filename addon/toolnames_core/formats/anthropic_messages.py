@@ -27,6 +27,7 @@ from 0, as the other collectors do: ``events[1].content_block.name``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from typing import TypedDict
 
@@ -234,12 +235,16 @@ class _Event(TypedDict, total=False):
 SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
 
 FORMAT = WireFormat(
-    API,
-    "Anthropic Messages",
-    read_request,
-    block_response,
+    api=API,
+    title="Anthropic Messages",
+    path=re.compile(r"/v1/messages\Z"),
+    example_paths=("/v1/messages", "/v1/messages?beta=true"),
+    path_text=".../v1/messages",
+    rule="anthropic",
+    read_request=read_request,
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,
     shapes=SHAPES,
+    block_response=block_response,
 )

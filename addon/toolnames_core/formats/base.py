@@ -6,12 +6,17 @@ from __future__ import annotations
 __all__ = [
     "BlockResponse",
     "CallCollector",
+    "EventRestore",
     "Shapes",
     "WireFormat",
+    "bare_path",
 ]
 
+import re
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field
 from typing import NamedTuple
 from typing import Protocol
 
@@ -52,18 +57,65 @@ class Shapes(NamedTuple):
     event: object
 
 
-@dataclass(frozen=True, slots=True)
+# How fix mode gives the app's names back inside one event's bytes: (the restorer, which
+# rewrites JSON text) -> a rewrite of the event's bytes.
+EventRestore = Callable[[Callable[[bytes], bytes]], Callable[[bytes], bytes]]
+
+
+# Compared by identity, as a registry entry is: one record per format.
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class WireFormat:
+    """Everything that makes a wire format a format: how a request is recognised, the rule
+    its names get, how its answers are framed and read, how names go back into them, and
+    how its errors look (the block answer, and how the provider's verdict is read)."""
+
+    # The format's id: in the record (``api``), in fixtures' names, in the docs.
     api: str
     title: str
+    # -- how a request is recognised (``matches``, ``formats.format_for``)
+    # Searched in the request path without its query and any trailing slash.
+    path: re.Pattern[str]
+    methods: tuple[str, ...] = ("POST",)
+    # Paths real clients send, as they send them (query included): the tests read them.
+    example_paths: tuple[str, ...]
+    # The paths as people read them, in the view's text for a message of another API.
+    path_text: str
+    # -- its names' rule (``endpoints.choose_rule``)
+    # The id of the rule (rules.RULES) a host not in the host table gets.
+    rule: str
+    # Whether the host table's rule for a known host wins over ``rule``.
+    host_decides: bool = True
+    # -- the request
     read_request: Callable[[dict], RequestView]
-    # (message, first error finding) -> the answer a blocked request gets.
-    block_response: Callable[[str, Finding], BlockResponse]
+    # Choice keys that name an entry of one tool list only: {choice key: list key}.
+    choice_lists: Mapping[str, str] = field(default_factory=dict)
+    # Choice keys whose "none" the provider rejects when no tools are offered.
+    none_needs_tools: tuple[str, ...] = ()
+    # -- the answer
     # A complete, non-streamed response body -> the tool calls it makes.
     read_calls: Callable[[dict], list[NameRef]] | None = None
     # A fresh collector for one streamed response.
     stream_collector: Callable[[], CallCollector] | None = None
     # How a streamed answer is framed: an entry of framings.FRAMINGS.
     framing: Framing | None = None
+    # How names are given back inside one event's bytes; None: the event's bytes are the
+    # JSON the restorer rewrites.
+    restore_event: EventRestore | None = None
     # What the fast reader decodes; None: it reads this format as the standard reader does.
     shapes: Shapes | None = None
+    # -- errors
+    # (message, first error finding) -> the answer a blocked request gets.
+    block_response: Callable[[str, Finding], BlockResponse]
+    # The provider's errors are AWS validation errors: list members counted from 1
+    # (``toolConfig.tools.1.member.toolSpec.name``) and no value quoted, so a constraint
+    # must fit the name it is tied to (rejections.py).
+    aws_verdicts: bool = False
+
+    def matches(self, method: str, path: str) -> bool:
+        """Whether a request of ``method`` to ``path`` (query and all) speaks this format."""
+        return method.upper() in self.methods and self.path.search(bare_path(path)) is not None
+
+
+def bare_path(path: str) -> str:
+    """The path as formats match it: without its query and any trailing slash."""
+    return path.split("?", 1)[0].rstrip("/")

@@ -14,6 +14,7 @@ Besides the shared findings, this format adds one of its own:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from typing import TypedDict
 
@@ -263,12 +264,24 @@ class _Event(TypedDict, total=False):
 SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
 
 FORMAT = WireFormat(
-    API,
-    "AWS Bedrock Converse",
-    read_request,
-    block_response,
+    api=API,
+    title="AWS Bedrock Converse",
+    path=re.compile(r"/model/[^/]+/converse(?:-stream)?$"),
+    # docs/providers.md §7. boto3 escapes ':' and '/' of model ids and ARNs.
+    example_paths=(
+        "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
+        "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream",
+        "/model/us.anthropic.claude-3-7-sonnet-20250219-v1:0/converse",
+        "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2F"
+        "us.anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
+    ),
+    path_text=".../model/<id>/converse",
+    rule="bedrock",
+    read_request=read_request,
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=AWS_EVENT_STREAM,
     shapes=SHAPES,
+    block_response=block_response,
+    aws_verdicts=True,
 )

@@ -16,6 +16,7 @@ older, while Vertex and Gemini 3 accept it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from typing import TypedDict
 
@@ -333,12 +334,26 @@ class _Answer(TypedDict, total=False):
 SHAPES = Shapes(_Request, _Answer | list[_Answer], _Answer)
 
 FORMAT = WireFormat(
-    API,
-    "Gemini API / Vertex AI generateContent",
-    read_request,
-    block_response,
+    api=API,
+    title="Gemini API / Vertex AI generateContent",
+    path=re.compile(r":(?:stream)?[gG]enerateContent$"),
+    # The Gemini API and Vertex AI (docs/providers.md §6), as google-genai sends them.
+    example_paths=(
+        "/v1beta/models/gemini-2.5-flash:generateContent",
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+        "/v1/models/gemini-2.5-flash:generateContent",
+        "/v1beta/models/gemini-2.5-flash:generateContent?key=AIza-test",
+        "/v1beta/tunedModels/my-model:generateContent",
+        "/v1beta1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent",
+        "/v1/projects/p/locations/global/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+        "/v1/projects/p/locations/us-central1/endpoints/1234567890:generateContent",
+    ),
+    path_text="...:generateContent",
+    rule="gemini",
+    read_request=read_request,
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,
     shapes=SHAPES,
+    block_response=block_response,
 )

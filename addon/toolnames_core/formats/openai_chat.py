@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from typing import TypedDict
 
@@ -409,12 +410,33 @@ class _Answer(TypedDict, total=False):
 SHAPES = Shapes(_Request, _Answer | list[_Answer], _Answer)
 
 FORMAT = WireFormat(
-    API,
-    "OpenAI Chat Completions",
-    read_request,
-    block_response,
+    api=API,
+    title="OpenAI Chat Completions",
+    path=re.compile(r"/chat/completions\Z"),
+    example_paths=(
+        "/v1/chat/completions",
+        "/v1/chat/completions/",
+        "/api/v1/chat/completions",  # OpenRouter
+        "/openai/v1/chat/completions",  # Groq, and the Azure v1 API
+        "/compatibility/v1/chat/completions",  # Cohere's compatibility API
+        "/v1beta/openai/chat/completions",  # Gemini's OpenAI-compatible endpoint
+        # Azure (docs/providers.md §4): deployment-based URLs with api-version, and the v1 API.
+        "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+        "/openai/deployments/my-deploy/chat/completions?api-version=2025-04-01-preview&x=1",
+        "/openai/v1/chat/completions?api-version=preview",
+    ),
+    path_text=".../chat/completions",
+    rule="openai",
+    read_request=read_request,
+    # Two tool lists: a tool_choice names an entry of `tools`, a legacy function_call one of
+    # `functions` (docs/providers.md §2); a name in the other list does not count.
+    choice_lists={"tool_choice": "tools", "function_call": "functions"},
+    # docs/providers.md §2: any tool_choice, "none" included, without `tools` is answered
+    # "'tool_choice' is only allowed when 'tools' are specified."
+    none_needs_tools=("tool_choice",),
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,
     shapes=SHAPES,
+    block_response=block_response,
 )

@@ -37,6 +37,7 @@ events given to the collector from 0, as the chat collector does: ``events[2].it
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 from typing import TypedDict
@@ -508,12 +509,20 @@ class _Event(TypedDict, total=False):
 SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
 
 FORMAT = WireFormat(
-    API,
-    "OpenAI Responses",
-    read_request,
-    block_response,
+    api=API,
+    title="OpenAI Responses",
+    path=re.compile(r"/responses\Z"),
+    example_paths=(
+        "/v1/responses",
+        "/openai/v1/responses",
+        "/openai/deployments/gpt-4o/responses?api-version=2025-03-01-preview",
+    ),
+    path_text=".../responses",
+    rule="openai",
+    read_request=read_request,
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,
     shapes=SHAPES,
+    block_response=block_response,
 )

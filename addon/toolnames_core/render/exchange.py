@@ -13,7 +13,6 @@ from collections import Counter
 
 from toolnames_core import codes
 from toolnames_core.exchange import Exchange
-from toolnames_core.formats import FORMATS
 from toolnames_core.formats.openai_common import is_parallel_wrapper
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
@@ -27,7 +26,6 @@ from toolnames_core.names import unusual_chars
 from toolnames_core.record import FlowRecord
 from toolnames_core.record import RecordedRejection
 from toolnames_core.rejections import REJECTING_STATUSES
-from toolnames_core.rules import RULES
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import name_violations
 
@@ -248,8 +246,8 @@ def _fixes_section(recorded: FlowRecord) -> list[str]:
 def _header(
     exchange: Exchange, side: str, recorded: FlowRecord | None, client: str | None
 ) -> list[str]:
-    rule = RULES[exchange.rule]
-    lines = [f"toolnames: {FORMATS[exchange.api].title} {side}", f"Name rule: {rule.describe()}"]
+    rule = exchange.rule
+    lines = [f"toolnames: {exchange.format.title} {side}", f"Name rule: {rule.describe()}"]
     if client:
         lines.append(f"Client: {client}")
     if recorded is not None:
@@ -273,7 +271,7 @@ def render_request(
     findings and fixes are shown instead of those found now, since a fixed body no longer
     holds what was wrong.
     """
-    name_rule = RULES[exchange.rule]
+    name_rule = exchange.rule
     lines = _header(exchange, "request", recorded, client)
     view = exchange.view
     if view is None:

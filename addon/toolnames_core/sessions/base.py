@@ -107,9 +107,12 @@ class Block(NamedTuple):
 class SessionProtocol:
     name: str
     title: str
-    # The HTTP API whose rule a session's names get on the same host (endpoints.choose_rule).
-    rule_api: str
+    # The id of the rule a session's names get on a host the host table does not know: the
+    # rule of the HTTP API of the same provider (endpoints.choose_rule).
+    rule: str
     read_client: Callable[[dict], ClientMessage]
     read_server: Callable[[dict], ServerMessage]
     # (toolnames' message, the first error, the blocked message) -> the client's answer.
     block: Callable[[str, Finding, ClientMessage], Block]
+    # Whether the host table's rule for a known host wins over ``rule``.
+    host_decides: bool = True

@@ -135,4 +135,5 @@ def block(text: str, first: Finding, blocked: ClientMessage) -> Block:
     return Block(close_code=CLOSE_CODE, close_reason=close_reason(text))
 
 
+# The Gemini API's rule (docs/providers.md §6).
 PROTOCOL = SessionProtocol(NAME, "Gemini Live", "gemini", read_client, read_server, block)

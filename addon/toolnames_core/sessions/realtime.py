@@ -171,4 +171,5 @@ def block(text: str, first: Finding, blocked: ClientMessage) -> Block:
     return Block(event=json.dumps(event).encode())
 
 
-PROTOCOL = SessionProtocol(NAME, "OpenAI Realtime", "openai-chat", read_client, read_server, block)
+# OpenAI's rule, as its Chat Completions names get (docs/providers.md §2).
+PROTOCOL = SessionProtocol(NAME, "OpenAI Realtime", "openai", read_client, read_server, block)

@@ -358,7 +358,7 @@ def inspect_session(
     protocol = detect_protocol(path)
     if protocol is None:
         return None
-    rule = endpoints.choose_rule(PROTOCOLS[protocol].rule_api, host, overrides, port)
+    rule = endpoints.choose_rule(PROTOCOLS[protocol], host, overrides, port).id
     session = Session(protocol, rule, host, reader=reader)
     for index, from_client, content in messages:
         session.receive(index, from_client, content)

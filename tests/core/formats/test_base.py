@@ -1,10 +1,18 @@
-"""What every adapter is made of (formats/base.py), and the explicit list of adapters."""
+"""What every adapter is made of (formats/base.py), the explicit list of adapters, and the
+lookup of a request's format (format_for), read from the records."""
 
+import json
 import pkgutil
 
+import pytest
+
+from tests.testkit import SDK_DIR
 from toolnames_core import formats
 from toolnames_core.formats import FORMATS
+from toolnames_core.formats import format_for
+from toolnames_core.formats import format_named
 from toolnames_core.formats.base import BlockResponse
+from toolnames_core.rules import RULES
 
 # The modules in formats/ that are no adapter: what the adapters share.
 SHARED = {"base", "openai_common"}
@@ -19,3 +27,81 @@ def test_every_adapter_module_is_in_the_table_once():
 def test_a_block_answer_is_a_named_record():
     answer = BlockResponse(400, {"content-type": "application/json"}, b"{}")
     assert answer.status == 400 and answer.body == b"{}"
+
+
+# -- how a request is recognised: format_for, from the records' own paths ----------------------
+
+EXAMPLES = [(path, fmt) for fmt in FORMATS.values() for path in fmt.example_paths]
+
+
+@pytest.mark.parametrize("path, fmt", EXAMPLES, ids=[f"{f.api}:{p}" for p, f in EXAMPLES])
+def test_every_example_path_of_a_format_reaches_that_format_and_only_it(path, fmt):
+    assert format_for("POST", path) is fmt
+    assert [other.api for other in FORMATS.values() if other.matches("POST", path)] == [fmt.api]
+
+
+@pytest.mark.parametrize("fmt", FORMATS.values(), ids=list(FORMATS))
+def test_every_format_gives_example_paths_a_rule_a_path_text_and_methods(fmt):
+    assert fmt.example_paths and fmt.path_text and fmt.methods
+    assert fmt.rule in RULES
+    assert format_named(fmt.api) is fmt
+
+
+SDK_FIXTURES = sorted(SDK_DIR.glob("*.json"))
+
+
+@pytest.mark.parametrize("fixture", SDK_FIXTURES, ids=[f.stem for f in SDK_FIXTURES])
+def test_paths_the_sdks_send_reach_the_format_the_fixture_is_named_after(fixture):
+    # Fixtures are named <api>-<case>.json, captured from the official SDKs.
+    data = json.loads(fixture.read_text(encoding="utf-8"))
+    path = data["path"] + (f"?{data['query']}" if data.get("query") else "")
+    (expected,) = [api for api in FORMATS if fixture.stem.startswith(api)]
+    assert format_for(data["method"], path) is FORMATS[expected]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/completions",
+        "/v1/embeddings",
+        "/v1/models",
+        "/v1/models?next=/v1/chat/completions",
+        "/v1/chat/completions/chatcmpl-123",  # updating a stored completion
+        "/v1/responses/resp_123/cancel",
+        "/v1/messages/count_tokens",
+        "/v1/messages/batches",
+        "/v2/chat",  # Cohere's own API (only its OpenAI-compatible one is read)
+        "/api/chat",  # Ollama
+        "/v1beta/models/gemini-2.5-flash:countTokens",
+        "/v1beta/models/gemini-2.5-flash:embedContent",
+        "/model/anthropic.claude-v2/invoke",
+        "/model/anthropic.claude-v2/invoke-with-response-stream",
+        "/model/x/converse/extra",
+        "/converse",
+        "/",
+        "",
+    ],
+)
+def test_no_format_claims_other_endpoints(path):
+    assert format_for("POST", path) is None
+
+
+@pytest.mark.parametrize("fmt", FORMATS.values(), ids=list(FORMATS))
+def test_a_format_reads_only_its_methods(fmt):
+    others = [
+        m for m in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH") if m not in fmt.methods
+    ]
+    assert others
+    for method in others:
+        assert format_for(method, fmt.example_paths[0]) is None
+        assert not fmt.matches(method, fmt.example_paths[0])
+
+
+def test_the_method_is_matched_whatever_its_case():
+    (path, fmt), *_ = EXAMPLES
+    assert format_for("post", path) is fmt and fmt.matches("post", path)
+
+
+def test_an_unknown_format_id_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown API 'nope'; known APIs: openai-chat"):
+        format_named("nope")

@@ -52,7 +52,8 @@ CAPTURED_CACHE_POINT_AUTO = (
 def findings(body: dict, rule: str = "bedrock") -> list[tuple[str, str, str]]:
     view = bedrock_converse.read_request(body)
     return sorted(
-        (f.code, f.severity, f.path) for f in request_checks.check_request(view, RULES[rule])
+        (f.code, f.severity, f.path)
+        for f in request_checks.check_request(view, RULES[rule], bedrock_converse.FORMAT)
     )
 
 
@@ -237,7 +238,9 @@ def test_history_tool_use_names_are_checked_against_the_rule():
 def test_tool_blocks_without_tool_config_are_an_error(messages, path):
     view = bedrock_converse.read_request({"messages": messages})
     (finding,) = [
-        f for f in request_checks.check_request(view, RULE) if f.code == "history-without-tools"
+        f
+        for f in request_checks.check_request(view, RULE, bedrock_converse.FORMAT)
+        if f.code == "history-without-tools"
     ]
     assert (finding.severity, finding.path) == ("error", path)
     assert NEEDS_TOOL_CONFIG in finding.message
@@ -577,7 +580,7 @@ def test_mangled_bodies_never_raise(body):
     text = json.dumps(body)
     for fix in (False, True):
         analyse(text, fix=fix)
-    request_checks.check_request(bedrock_converse.read_request(body), RULE)
+    request_checks.check_request(bedrock_converse.read_request(body), RULE, bedrock_converse.FORMAT)
     bedrock_converse.read_calls(body)
     stream_calls("bedrock-converse", [body])
 

@@ -44,7 +44,8 @@ OFFERED = ["get_weather", "search_knowledge_base"]
 def findings(body: dict, rule: str = "gemini") -> list[tuple[str, str, str]]:
     view = gemini.read_request(body)
     return sorted(
-        (f.code, f.severity, f.path) for f in request_checks.check_request(view, RULES[rule])
+        (f.code, f.severity, f.path)
+        for f in request_checks.check_request(view, RULES[rule], gemini.FORMAT)
     )
 
 
@@ -793,7 +794,7 @@ def test_mangled_bodies_never_raise(body):
     text = json.dumps(body)
     for fix in (False, True):
         analyse(text, fix=fix)
-    request_checks.check_request(gemini.read_request(body), RULE)
+    request_checks.check_request(gemini.read_request(body), RULE, gemini.FORMAT)
     gemini.read_calls(body)
     stream_calls("gemini", [body])
 

@@ -11,6 +11,7 @@ from mitmproxy import version
 from tests.testkit import REQUEST_FIXTURES
 from tests.testkit import RESPONSE_FIXTURES
 from tests.testkit import SDK_DIR
+from tests.testkit import api_for
 from tests.testkit import cells
 from tests.testkit import chat_answer
 from tests.testkit import chat_body
@@ -23,7 +24,6 @@ from tests.testkit import response_api
 from tests.testkit import response_body
 from tests.testkit import row_of
 from toolnames_core import bodies
-from toolnames_core.endpoints import detect_api
 from toolnames_core.formats import FORMATS
 from toolnames_core.model import Finding
 from toolnames_core.model import Fix
@@ -48,9 +48,9 @@ def test_every_registered_format_has_request_fixtures_to_render(api):
 @pytest.mark.parametrize("path", REQUEST_FIXTURES, ids=[p.stem for p in REQUEST_FIXTURES])
 def test_a_request_table_lists_every_name_the_request_holds(path):
     sdk = load_sdk(path)
-    api = detect_api("POST", sdk["path"])
+    api = api_for("POST", sdk["path"])
     content = sdk["body_text"].encode("utf-8")
-    view, problem = bodies.read_request(content, api)
+    view, problem = bodies.read_request(content, FORMATS[api])
     assert problem is None and view is not None
 
     text = render_request_text(content, api, "portable")
@@ -73,7 +73,7 @@ def test_a_request_table_lists_every_name_the_request_holds(path):
 def test_a_response_table_lists_every_call_the_response_makes(path):
     api = response_api(path.name)
     content_type, content = response_body(path)
-    found, problem = bodies.read_response_calls(api, content_type, content)
+    found, problem = bodies.read_response_calls(FORMATS[api], content_type, content)
     assert problem is None
 
     text = render_response_text(content, content_type, api, "portable", b"{}")
