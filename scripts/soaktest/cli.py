@@ -14,7 +14,9 @@ provider rejects; a call to a tool that was never offered, in a body or in a str
 Phase 2 starts mitmdump again on a fresh file, sends flows until ``--kill-after`` of them have
 completed, sends it SIGKILL, and checks that every flagged flow whose client had its full
 response before the kill can be read back from the file (a record cut by the kill, at the end,
-is allowed and reported).
+is allowed and reported); then starts mitmdump again on the same file, sends up to 100 more
+flows, and checks that the whole file reads back, both runs' flagged flows, the cut record
+truncated with one line.
 
     scripts/soak                        # 20,000 flows, then the kill -9 phase
     scripts/soak --flows 2000           # shorter

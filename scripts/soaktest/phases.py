@@ -1,5 +1,6 @@
 """The soak's phases and their checks: many flows (memory, errors, the saved file), then a
-kill -9 mid-run (every flow completed before it can be read back)."""
+kill -9 mid-run (every flow completed before it can be read back) and a restart on the same
+file (every whole flow of both runs can be read back)."""
 
 from __future__ import annotations
 
@@ -156,4 +157,36 @@ def phase_kill(
             + (f"; the last record was cut: {cut}" if cut else "; no record was cut"),
         ),
     ]
+    checks.append(_restart_check(binary, workdir, min(flows, 100), concurrency, save, saved, cut))
     return PhaseResult(run, checks)
+
+
+def _restart_check(
+    binary: Path,
+    workdir: Path,
+    flows: int,
+    concurrency: int,
+    save: Path,
+    saved: list,
+    cut: str | None,
+) -> Check:
+    """mitmdump started again on the killed run's file, as a user's next run: a record the
+    kill cut is truncated (one line) before the first flow is appended, so every reader,
+    mitmdump -nr's FlowReader here, reads every whole flow of both runs."""
+    again = _run(binary, workdir, "phase 2, restarted", flows, concurrency, save=save)
+    flagged = sum(1 for i, c in again.done.items() if c.ok and flow_for(i).kind.flagged)
+    after, cut_after = read_saved(save)
+    truncated = [line for line in again.log_problems if "toolnames_save:" in line]
+    others = [line for line in again.log_problems if line not in truncated]
+    return Check(
+        "restarted on the same file: every whole flow of both runs is readable",
+        cut_after is None
+        and len(after) == len(saved) + flagged
+        and len(truncated) == (1 if cut else 0)
+        and not others,
+        f"{len(saved)} whole flows before the restart"
+        + (", the cut record truncated" if truncated else ", nothing to truncate")
+        + f", {flagged} flagged flows after it, {len(after)} read back"
+        + (f"; reading stopped: {cut_after}" if cut_after else "")
+        + (f"; other lines {others[:3]}" if others else ""),
+    )
