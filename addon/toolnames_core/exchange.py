@@ -28,6 +28,7 @@ from toolnames_core import request_checks
 from toolnames_core import response_checks
 from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
+from toolnames_core.encodings import READABLE
 from toolnames_core.encodings import stream_coding
 from toolnames_core.endpoints import RuleOverride
 from toolnames_core.endpoints import choose_rule
@@ -96,6 +97,7 @@ class Exchange:
         "unsignable",
         "signed_declined",
         "resigned",
+        "answer_decoded",
     )
 
     def __init__(
@@ -144,6 +146,8 @@ class Exchange:
         self.signed_declined: str | None = None
         # Fix mode changed the signed request and signed it again (set by the caller).
         self.resigned = False
+        # The content-encoding of a streamed answer fix mode decoded to give names back in.
+        self.answer_decoded: str | None = None
 
     @classmethod
     def for_request(
@@ -303,7 +307,12 @@ class Exchange:
         if fmt.stream_collector is None or fmt.framing is None:
             return None
         coding = stream_coding(content_encoding)
-        if coding is not None and self.restorer is not None:
+        if coding in READABLE and self.restorer is not None:
+            # Names go back inside the decoded stream, which goes on uncompressed: a signed
+            # request's Accept-Encoding could not ask for an uncompressed one, and a provider
+            # may compress whatever it was asked.
+            self.answer_decoded = coding
+        elif coding is not None and self.restorer is not None:
             # Restoring names inside a compressed stream would mean re-compressing it: the
             # stream goes on as the provider sent it, and the record says the app got aliases.
             self.fix_skipped += [

@@ -111,6 +111,8 @@ class FlowRecord:
     signed: Signed | None = None
     signed_declined: str | None = None
     resigned: bool = False
+    # The content-encoding of the streamed answer fix mode decoded to give names back in.
+    answer_decoded: str | None = None
 
     @classmethod
     def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
@@ -134,6 +136,7 @@ class FlowRecord:
             signed=exchange.signed,
             signed_declined=exchange.signed_declined,
             resigned=exchange.resigned,
+            answer_decoded=exchange.answer_decoded,
         )
 
     @classmethod
@@ -194,6 +197,8 @@ class FlowRecord:
             meta["accept_encoding"] = {"from": self.accept_encoding_sent, "to": "identity"}
         if self.length_dropped is not None:
             meta["content_length_dropped"] = self.length_dropped
+        if self.answer_decoded is not None:
+            meta["answer_decoded"] = self.answer_decoded
         if self.signed is not None:
             meta["signed"] = self.signed.to_dict()
             if self.signed_declined is not None:
@@ -229,6 +234,7 @@ class FlowRecord:
         encoding = meta.get("accept_encoding")
         sent = encoding.get("from") if isinstance(encoding, dict) else None
         dropped = meta.get("content_length_dropped")
+        decoded = meta.get("answer_decoded")
         signed_meta = meta.get("signed")
         signed = Signed.from_dict(signed_meta)
         declined = signed_meta.get("declined") if signed is not None else None
@@ -262,6 +268,7 @@ class FlowRecord:
             signed=signed,
             signed_declined=declined if isinstance(declined, str) else None,
             resigned=signed is not None and signed_meta.get("resigned") is True,
+            answer_decoded=decoded if isinstance(decoded, str) else None,
         )
 
     # -- what it shows -------------------------------------------------------------------
@@ -341,6 +348,10 @@ class FlowRecord:
             parts.append(f"restored {self.restored} name(s) in the answer")
         if self.accept_encoding_sent is not None:
             parts.append("asked for an uncompressed answer")
+        if self.answer_decoded is not None:
+            parts.append(
+                f"gave the names back inside the {self.answer_decoded} stream, sent on uncompressed"
+            )
         if self.length_dropped is not None:
             parts.append("sent the streamed answer without its Content-Length")
         if self.resigned and self.signed is not None:

@@ -77,8 +77,8 @@ class StreamTap:
         # deflate are read through a decoder; another is not read at all, and said so.
         self.coding = coding
         self.content = StreamDecoder(coding) if coding in READABLE else None
-        if coding is not None and rewrite is not None:
-            raise ValueError("names are restored in streams that are not content-encoded only")
+        if coding is not None and self.content is None and rewrite is not None:
+            raise ValueError("names are restored in streams toolnames can decode only")
         shape = fmt.shapes.event if fmt.shapes else None
         self.decoder = EventDecoder(fmt.framing, reader, shape)
         self.collector = fmt.stream_collector()
@@ -91,16 +91,30 @@ class StreamTap:
         # Events read so far: a streamed answer with one has been accepted by the provider.
         self.events = 0
 
+    @property
+    def decodes(self) -> bool:
+        """Whether the client gets the stream decoded: names are given back inside a
+        content-encoded stream by decoding it, and it goes on uncompressed (re-compressing
+        each piece on the fly would hold events back), so its Content-Encoding must go."""
+        return self.content is not None and self.rewriter is not None
+
     def __call__(self, chunk: bytes) -> bytes:
         if chunk and self.content is not None:
-            for piece in self.content.feed(chunk):
+            pieces = list(self.content.feed(chunk))
+            for piece in pieces:
                 self._read(lambda piece=piece: self.decoder.feed(piece))
+            if self.rewriter is not None:
+                self.ended = False
+                return b"".join(self._rewrite(piece) for piece in pieces)
         elif chunk and self.coding is None:
             self._read(lambda: self.decoder.feed(chunk))
         self.ended = not chunk
         if self.rewriter is None:
             return chunk
-        out = self.rewriter(chunk)
+        return self._rewrite(chunk)
+
+    def _rewrite(self, piece: bytes) -> bytes:
+        out = self.rewriter(piece)
         if self.rewriter.failure and not self.failure:
             self.failure = self.rewriter.failure
         return out

@@ -310,6 +310,9 @@ class ToolNames:
         tap = exchange.stream_tap(encoding) if exchange is not None else None
         if tap is not None:
             response.stream = tap
+            if tap.decodes:
+                # Names are given back in the decoded stream, which goes on uncompressed.
+                del response.headers["content-encoding"]
             if exchange.drops_length(tap, flows.header(response, b"content-length") or None):
                 flows.unsized(flow)
 

@@ -101,23 +101,43 @@ def test_an_unread_stream_with_a_forced_choice_is_not_said_to_have_ignored_it():
     assert [f.code for f in found] == ["response-unreadable"]
 
 
-def test_fix_mode_declines_to_restore_names_in_a_compressed_stream_and_records_why():
+@pytest.mark.parametrize("coding", ["gzip", "x-gzip", "deflate"])
+@pytest.mark.parametrize("size", [1, 5, 64, 100000])
+def test_fix_mode_gives_names_back_inside_a_compressed_stream_sent_on_decoded(coding, size):
     body = {"tools": [{"type": "function", "function": {"name": "github.create_issue"}}]}
     exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
     exchange.check_request(json.dumps(body).encode(), fix=True)
     (alias,) = exchange.restorer.aliases
-    tap = exchange.stream_tap("gzip")
+    tap = exchange.stream_tap(coding)
+    plain = CALL_STREAM.replace(b"rm_rf", alias.encode())
+    wbits = 16 + zlib.MAX_WBITS if "gzip" in coding else zlib.MAX_WBITS
+    packer = zlib.compressobj(wbits=wbits)
+    stream = packer.compress(plain) + packer.flush()
+    assert tap.decodes
+    out = b"".join(tap(stream[i : i + size]) for i in range(0, len(stream), size)) + tap(b"")
+    assert out == plain.replace(alias.encode(), b"github.create_issue")
+    assert exchange.answer_decoded == coding and not exchange.fix_skipped
+    found = exchange.check_stream(200, tap, complete=True)
+    assert "response-unknown-tool" not in [f.code for f in found]
+
+
+def test_fix_mode_declines_to_restore_names_in_a_stream_it_cannot_decode_and_records_why():
+    body = {"tools": [{"type": "function", "function": {"name": "github.create_issue"}}]}
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
+    exchange.check_request(json.dumps(body).encode(), fix=True)
+    (alias,) = exchange.restorer.aliases
+    tap = exchange.stream_tap("gzip, br")
     stream = gzip.compress(CALL_STREAM.replace(b"rm_rf", alias.encode()))
     assert tap(stream) + tap(b"") == stream  # never re-encoded, never corrupt
+    assert not tap.decodes
     (skipped,) = exchange.fix_skipped
     assert skipped.name == "github.create_issue"
     assert skipped.reason == (
-        "was not given back in the answer, which came compressed with gzip although the "
+        "was not given back in the answer, which came compressed with gzip, br although the "
         f"request asked for an uncompressed one: the app got calls to '{alias}'"
     )
-    # Judged as the app got it: a call to a tool it never offered.
     found = exchange.check_stream(200, tap, complete=True)
-    assert [f.code for f in found] == ["response-unknown-tool"]
+    assert [f.code for f in found] == ["response-unreadable"]
 
 
 def test_a_format_that_wraps_names_in_an_event_gives_them_back_through_its_restore_event():

@@ -1348,6 +1348,39 @@ def test_fix_mode_sends_aliases_and_the_app_gets_its_own_names_back(chunk):
     )
 
 
+@pytest.mark.parametrize("sized", [False, True])
+def test_fix_mode_gives_names_back_in_a_gzip_stream_and_sends_it_on_uncompressed(sized):
+    # A provider that compresses although asked for identity (or a signed request, whose
+    # Accept-Encoding is signed): the stream is decoded, and its headers say so.
+    tn = ToolNames()
+    with taddons.context(tn) as tctx:
+        tctx.configure(tn, toolnames_mode="fix")
+        call = {"id": "c0", "type": "function", "function": {"name": ALIAS, "arguments": "{}"}}
+        event = {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, **call}]}}]}
+        plain = b"data: " + json.dumps(event).encode() + b"\n\ndata: [DONE]\n\n"
+        packed = gzip.compress(plain)
+        body = {"messages": [], "tools": [fn("github.create_issue")]}
+        f = tflow.tflow(req=tutils.treq(method=b"POST", path=b"/v1/chat/completions"))
+        f.request.content = json.dumps(body).encode()
+        f.live = True
+        tn.request(f)
+        headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
+        if sized:
+            headers["content-length"] = str(len(packed))
+        f.response = http.Response.make(200, b"", headers)
+        f.response.raw_content = None
+        tn.responseheaders(f)
+        assert "content-encoding" not in f.response.headers
+        assert "content-length" not in f.response.headers
+        out = b"".join(f.response.stream(packed[i : i + 9]) for i in range(0, len(packed), 9))
+        out += f.response.stream(b"")
+        tn.response(f)
+    assert out == plain.replace(ALIAS.encode(), b"github.create_issue")
+    meta = f.metadata["toolnames"]
+    assert meta["answer_decoded"] == "gzip" and meta["restored"] == 1
+    assert "gave the names back inside the gzip stream, sent on uncompressed" in f.comment
+
+
 def test_observe_mode_renames_nothing():
     tn = ToolNames()
     with taddons.context(tn):
