@@ -18,9 +18,9 @@ Bind to loopback, as above: mitmproxy listens on every interface by default, and
 proxy carries API keys.
 """
 
-from toolnames_mitm.addon import ToolNames
-from toolnames_mitm.mcp import McpTraffic
-from toolnames_mitm.websockets import LiveSessions
+from toolnames_mitm import LiveSessions
+from toolnames_mitm import McpTraffic
+from toolnames_mitm import ToolNames
 
 __all__ = ["LiveSessions", "McpTraffic", "ToolNames", "addons"]
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from mitmproxy import hooks
 from mitmproxy.test import taddons
 
-from toolnames_mitm.addon import ToolNames
-from toolnames_mitm.mcp import McpTraffic
-from toolnames_mitm.websockets import LiveSessions
+from toolnames_mitm import LiveSessions
+from toolnames_mitm import McpTraffic
+from toolnames_mitm import ToolNames
 
 __all__ = ["running"]
 

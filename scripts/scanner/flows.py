@@ -15,7 +15,7 @@ from scanner.recorded import RecordedExchange
 from scanner.recorded import RecordProblem
 from scanner.recorded import shorten
 from toolnames_core import FlowRecord
-from toolnames_mitm.flowfile import next_record
+from toolnames_mitm import next_record
 
 __all__ = [
     "MCP_HEADERS",
