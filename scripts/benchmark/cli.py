@@ -21,6 +21,8 @@ reads recorded traffic (scripts/bench runs it).
 (d) scripts/scan's throughput in MB/s over a flow file, a HAR file and a YAML cassette of
     about 10 MB each (3 MB with --quick), and its peak memory. Target: cassettes at 20 MB/s
     or more. `--only d --quick` takes about 5 seconds.
+(e) An MCP server's tools/list answer of 1,000 tools, JSON and SSE, through the MCP hooks in
+    process, observe and fix, against json.loads of the answer (no target yet).
 
     scripts/bench              # ~3 minutes
     scripts/bench --quick      # ~30 seconds, rougher figures
@@ -43,6 +45,7 @@ from pathlib import Path
 import mitmproxy.version
 
 from benchmark.cpu import bench_cpu
+from benchmark.mcp import bench_mcp
 from benchmark.report import TARGET_CPU
 from benchmark.report import TARGET_CPU_NO_TOOLS
 from benchmark.report import TARGET_ONE_TOOL
@@ -50,6 +53,7 @@ from benchmark.report import TARGET_RPS
 from benchmark.report import TARGET_SMALL_NO_TOOLS
 from benchmark.report import Target
 from benchmark.report import report_cpu
+from benchmark.report import report_mcp
 from benchmark.report import report_rps
 from benchmark.report import report_stream
 from benchmark.report import table
@@ -68,7 +72,7 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="about 30 seconds, rougher figures")
-    parser.add_argument("--only", default="a,b,c,d", help="comma-separated parts: a, b, c, d")
+    parser.add_argument("--only", default="a,b,c,d,e", help="comma-separated parts: a, b, c, d, e")
     parser.add_argument("--mitmdump", type=Path, default=None, help="the mitmdump for (b) and (c)")
     parser.add_argument("--concurrency", type=int, default=16, help="client connections in (b)")
     parser.add_argument(
@@ -153,6 +157,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_CASSETTE_MB_S:.0f} MB/s (the whole scan).\n\n" + part.text
             )
             targets += part.targets
+        if "e" in parts:
+            progress("(e) an MCP tools/list page, in process")
+            part = report_mcp(bench_mcp(args.quick))
+            sections.append(
+                "(e) MCP: a tools/list answer of 1,000 tools (every fifth name dotted) through "
+                "the MCP hooks in process, the whole flow (request, responseheaders, response; "
+                "the SSE answer through its tap); fastest of interleaved repeats; ratio to "
+                "json.loads of the answer. No target yet.\n\n" + part.text
+            )
     print()
     for section in sections:
         print(section)

@@ -281,3 +281,19 @@ def report_stream(rows: list[StreamRow], delay_ms: int) -> Part:
 def _of_json_only(row: RpsRow, variant: str) -> str:
     ratio = row.of_json_only(variant)
     return "-" if ratio is None else f"{row.best(variant):.1f} ({ratio:.3f})"
+
+
+def report_mcp(rows: list) -> Part:
+    """(e): an MCP tools/list page through the MCP hooks, observe and fix, against json.loads."""
+    body = [
+        [
+            f"tools/list, 1,000 tools, {row.answer}",
+            f"{row.size:,} B",
+            _ms(row.best("json.loads")),
+            f"{_ms(row.best('observe'))} ({row.ratio('observe'):.2f}x)",
+            f"{_ms(row.best('fix'))} ({row.ratio('fix'):.2f}x)",
+        ]
+        for row in rows
+    ]
+    header = ["answer", "size", "json.loads", "observe: whole flow", "fix: 200 names aliased"]
+    return Part(table(header, body), [])

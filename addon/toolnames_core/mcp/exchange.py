@@ -26,6 +26,7 @@ from toolnames_core.aliases import alias_for
 from toolnames_core.findings import malformed
 from toolnames_core.framings import MAX_EVENT_BYTES
 from toolnames_core.jsonsplice import replace_values
+from toolnames_core.mcp.checks import accepted
 from toolnames_core.mcp.checks import listed_findings
 from toolnames_core.mcp.messages import Message
 from toolnames_core.mcp.messages import header_value
@@ -320,6 +321,7 @@ class McpExchange:
         rule = RULES[self.rule]
         valid = valid_name_pattern(rule).fullmatch
         names: list[str] = []
+        seen: set[str] = set()
         places: list[tuple[JsonPath, str]] = []
         for i, tool in enumerate(tools):
             at = (*where, i, "name")
@@ -330,20 +332,21 @@ class McpExchange:
                 expected = "an object" if not isinstance(tool, dict) else "a tool name (a string)"
                 self.response_findings.append(malformed(shown_at, expected, value))
                 continue
-            path = format_path((*prefix, *at))
-            if name in session.listing or name in names:
+            if name in session.listing or name in seen:
                 self.response_findings.append(
                     Finding(
                         codes.MCP_NAME_DUPLICATE,
                         "warning",
-                        path,
+                        format_path((*prefix, *at)),
                         f"MCP tool name {quote_name(name)} is listed twice in one tools/list "
                         "(pages included); MCP names must be unique per server, and clients "
                         "keep one of them or drop both",
                     )
                 )
-            self.response_findings += listed_findings(name, path, rule)
+            if not accepted(name):
+                self.response_findings += listed_findings(name, format_path((*prefix, *at)), rule)
             names.append(name)
+            seen.add(name)
             places.append((at, name))
         self.listed += names
         renames: dict[JsonPath, str] = {}

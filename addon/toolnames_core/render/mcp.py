@@ -88,7 +88,7 @@ def render_mcp(
                 shown_name(name),
                 len(name),
                 name_verdict(name, MCP_RULE),
-                ", ".join(r.id for r, _ in rejecting_rules(name)) or "none",
+                ", ".join(r.id for r in rejecting_rules(name)) or "none",
                 "as it is" if valid(name) else shown_name(alias_for(name, rule)),
             )
             for name in names

@@ -17,7 +17,7 @@ def test_a_plain_name_has_no_finding():
 def test_a_dotted_name_is_valid_mcp_and_rejected_by_every_provider_but_gemini():
     (finding,) = listed_findings("github.create_issue", "p", OPENAI)
     assert finding.code == codes.MCP_NAME_REJECTED and finding.severity == "warning"
-    ids = [rule.id for rule, _ in rejecting_rules("github.create_issue")]
+    ids = [rule.id for rule in rejecting_rules("github.create_issue")]
     assert "gemini" not in ids and {"openai", "anthropic", "bedrock"} <= set(ids)
     assert "portable" not in ids  # no provider
     assert "'.'" in finding.message and "openai" in finding.message
