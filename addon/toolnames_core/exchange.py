@@ -28,6 +28,7 @@ from toolnames_core import request_checks
 from toolnames_core import response_checks
 from toolnames_core import verdicts
 from toolnames_core.aliases import Restorer
+from toolnames_core.encodings import ASK_UNCOMPRESSED
 from toolnames_core.encodings import READABLE
 from toolnames_core.encodings import stream_coding
 from toolnames_core.endpoints import RuleOverride
@@ -327,8 +328,20 @@ class Exchange:
             ]
             # The calls are judged as the app got them: an alias is a tool it never offered.
             self.restorer = None
-            return StreamTap(fmt, None, coding, self.reader)
-        return StreamTap(fmt, self.restorer, coding, self.reader)
+            return StreamTap(fmt, None, coding, self.reader, self._ask_uncompressed())
+        return StreamTap(fmt, self.restorer, coding, self.reader, self._ask_uncompressed())
+
+    def _ask_uncompressed(self) -> str:
+        """What lets toolnames read a stream in a coding it cannot decode: mitmproxy's
+        anticomp, unless the request's signature covers its Accept-Encoding (anticomp would
+        break it)."""
+        if self.signed is not None and self.signed.covers("accept-encoding"):
+            return (
+                "the request's Accept-Encoding is covered by its AWS SigV4 signature, so "
+                "mitmproxy's anticomp would break the request: it cannot ask for an "
+                "uncompressed answer"
+            )
+        return ASK_UNCOMPRESSED
 
     def drops_length(self, tap: StreamTap, content_length: str | None) -> bool:
         """Whether the streamed answer must go on without its Content-Length: the headers

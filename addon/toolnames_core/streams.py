@@ -72,10 +72,13 @@ class StreamTap:
         rewrite: Callable[[bytes], bytes] | None = None,
         coding: str | None = None,
         reader: Reader = DEFAULT,
+        ask_uncompressed: str = ASK_UNCOMPRESSED,
     ) -> None:
         # ``coding``: the stream's content-encoding (``encodings.stream_coding``). gzip and
         # deflate are read through a decoder; another is not read at all, and said so.
         self.coding = coding
+        # What the user can do about a stream in a coding toolnames cannot read.
+        self.ask_uncompressed = ask_uncompressed
         self.content = StreamDecoder(coding) if coding in READABLE else None
         if coding is not None and self.content is None and rewrite is not None:
             raise ValueError("names are restored in streams toolnames can decode only")
@@ -150,7 +153,7 @@ class StreamTap:
         if self.coding is not None and self.content is None:
             return (
                 f"the stream is compressed with {self.coding}; toolnames cannot read it "
-                f"({ASK_UNCOMPRESSED})"
+                f"({self.ask_uncompressed})"
             )
         if self.content is not None and self.content.failure:
             return f"toolnames stopped reading the stream: {self.content.failure}"

@@ -9,6 +9,7 @@ import pytest
 from tests.testkit import aws_event
 from tests.testkit import every_split
 from tests.testkit import sse
+from toolnames_core import read_signature
 from toolnames_core.aliases import Restorer
 from toolnames_core.exchange import Exchange
 from toolnames_core.formats import FORMATS
@@ -165,3 +166,27 @@ def test_a_format_that_wraps_names_in_an_event_gives_them_back_through_its_resto
     plain = StreamTap(FORMATS["openai-chat"], restorer)
     sent = event("github_create_issue") + b"\n\n"
     assert plain(sent) + plain(b"") == sent
+
+
+def test_a_signed_accept_encoding_is_never_answered_with_advice_to_use_anticomp():
+    # anticomp rewrites Accept-Encoding, which the signature covers: the provider would 403.
+    body = {"tools": [{"type": "function", "function": {"name": "get_weather"}}]}
+    for signed, advice in [
+        (None, "anticomp=true"),
+        (read_signature([SIGNED_ACCEPT_ENCODING], ""), "covered by its AWS SigV4 signature"),
+    ]:
+        exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
+        exchange.signed = signed
+        exchange.check_request(json.dumps(body).encode())
+        tap = exchange.stream_tap("br")
+        tap(b"\x00")
+        tap(b"")
+        (finding,) = exchange.check_stream(200, tap, complete=True)
+        assert advice in finding.message
+        assert ("anticomp=true" in finding.message) == (signed is None)
+
+
+SIGNED_ACCEPT_ENCODING = (
+    "AWS4-HMAC-SHA256 Credential=AKIDTESTNOTAKEY/20261202/us-east-1/bedrock/aws4_request, "
+    "SignedHeaders=accept-encoding;host;x-amz-date, Signature=00"
+)
