@@ -26,6 +26,7 @@ from toolnames_core.jsonsplice import replace_values
 from toolnames_core.mcp import McpExchange
 from toolnames_core.mcp import McpState
 from toolnames_core.mcp import McpStream
+from toolnames_core.mcp import endpoint_session
 from toolnames_core.mcp import inspect_mcp
 from toolnames_core.mcp import is_mcp_request
 from toolnames_core.model import SEVERITY_RANK
@@ -92,6 +93,7 @@ __all__ = [
     "credentials_from_environ",
     "credentials_from_file",
     "detect_protocol",
+    "endpoint_session",
     "escape_text",
     "format_for",
     "format_named",

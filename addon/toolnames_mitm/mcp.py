@@ -11,6 +11,7 @@ from mitmproxy import http
 from toolnames_core import McpExchange
 from toolnames_core import McpState
 from toolnames_core import McpStream
+from toolnames_core import endpoint_session
 from toolnames_core import is_mcp_request
 from toolnames_core import is_stream
 from toolnames_mitm import flows
@@ -31,10 +32,12 @@ class McpTraffic:
         self.state = McpState()
 
     def _exchange(self, request: http.Request) -> McpExchange:
+        # Streamable HTTP names the session in a header; HTTP+SSE in the endpoint's query.
+        session_id = flows.header(request, b"mcp-session-id") or endpoint_session(request.path)
         return McpExchange(
             self.state,
             server_of(request),
-            flows.header(request, b"mcp-session-id"),
+            session_id,
             self.tool_names.mcp_rule,
             method_header=flows.header(request, b"mcp-method"),
             name_header=flows.header(request, b"mcp-name"),
@@ -54,7 +57,8 @@ class McpTraffic:
                 self.state.end((server_of(request), session_id))
             return
         if request.method == "GET":
-            # The Streamable HTTP GET stream: server messages, read as they come.
+            # The Streamable HTTP GET stream: server messages, read as they come. (An
+            # HTTP+SSE stream carries no session header: its first event tells, _sniff.)
             stream = flows.header(request, b"mcp-session-id") and names.watches(flow)
             if stream and not names.shown_as_read_back(flow):
                 names.tracked[flow] = Tracked(mcp=self._exchange(request))
@@ -89,6 +93,9 @@ class McpTraffic:
         response = flow.response
         tracked = self.tool_names.tracked.get(flow)
         exchange = tracked.mcp if tracked is not None else None
+        if exchange is None and tracked is None:
+            self._sniff(flow)
+            return
         if exchange is None or not flow.live or response is None or callable(response.stream):
             return
         exchange.check_status(response.status_code)
@@ -106,6 +113,27 @@ class McpTraffic:
         if exchange.fixing and length:
             exchange.length_dropped = length
             flows.unsized(flow)
+
+    def _sniff(self, flow: http.HTTPFlow) -> None:
+        """A GET answered with an event stream, which toolnames has not placed: the older
+        HTTP+SSE transport's stream, where the answers to a session's POSTs arrive, starts so
+        (its first event names the session), but so do other streams. It is streamed through
+        a tap that reads its first event and keeps reading only an MCP stream; either way the
+        stream goes on as it comes (mitmproxy would otherwise hold it until it ends)."""
+        names = self.tool_names
+        request, response = flow.request, flow.response
+        if names.off or not flow.live or response is None or callable(response.stream):
+            return
+        if request.method != "GET" or flow.websocket is not None:
+            return
+        if not is_stream(flows.header(response, b"content-type")):
+            return
+        if flows.header(response, b"content-encoding") or not names.watches(flow):
+            return
+        exchange = self._exchange(request)
+        exchange.fixing = names.mode == "fix"
+        names.tracked[flow] = Tracked(mcp=exchange)
+        response.stream = exchange.stream(exchange.fixing, sniff=True)
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._complete(flow)

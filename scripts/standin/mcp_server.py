@@ -4,6 +4,7 @@ serving the names MCP servers are born with (``github.create_issue``, ``search d
 ``Mcp-Name`` against ``params.name`` included, so what toolnames sends on is held to it.
 
     python -m standin.mcp_server --port 8931 [--json]   # http://127.0.0.1:8931/mcp
+    python -m standin.mcp_server --port 8931 --sse      # the older HTTP+SSE transport, /sse
 
 Each tool answers ``<its name> ran with <arguments>``, so a caller can tell which one ran.
 Needs the ``mcp`` package (requirements/test.txt); the addon never imports this.
@@ -15,7 +16,18 @@ import argparse
 import json
 import sys
 
-__all__ = ["DOTTED", "LONG", "NAMES", "PATH", "PLAIN", "SPACED", "build", "main", "server"]
+__all__ = [
+    "DOTTED",
+    "LONG",
+    "NAMES",
+    "PATH",
+    "PLAIN",
+    "SPACED",
+    "SSE_PATH",
+    "build",
+    "main",
+    "server",
+]
 
 DOTTED = "github.create_issue"
 SPACED = "search docs"
@@ -24,6 +36,8 @@ LONG = "mcp_tool_" + "x" * 132
 PLAIN = "get_weather"
 NAMES = (DOTTED, SPACED, LONG, PLAIN)
 PATH = "/mcp"
+# The older HTTP+SSE transport: the client GETs this stream and POSTs where its first event says.
+SSE_PATH = "/sse"
 
 
 def _tool(name: str):
@@ -43,8 +57,11 @@ def server():
     return served
 
 
-def build(json_response: bool = False):
-    """The Starlette app serving it over Streamable HTTP at PATH."""
+def build(json_response: bool = False, sse: bool = False):
+    """The Starlette app serving it over Streamable HTTP at PATH, or (``sse``) over the
+    older HTTP+SSE transport at SSE_PATH."""
+    if sse:
+        return server().sse_app()
     return server().streamable_http_app(streamable_http_path=PATH, json_response=json_response)
 
 
@@ -52,10 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m standin.mcp_server", description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--json", action="store_true", help="answer JSON, not SSE")
+    parser.add_argument("--sse", action="store_true", help="the older HTTP+SSE transport")
     args = parser.parse_args(argv)
     import uvicorn
 
-    uvicorn.run(build(args.json), host="127.0.0.1", port=args.port, log_level="warning")
+    uvicorn.run(build(args.json, args.sse), host="127.0.0.1", port=args.port, log_level="warning")
     return 0
 
 

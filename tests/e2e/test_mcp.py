@@ -63,6 +63,36 @@ async def session_of(url: str, mode: str, calls: list[str]) -> dict:
     return got
 
 
+@pytest.fixture
+def sse_url(tmp_path: Path):
+    """The stand-in MCP server over the older HTTP+SSE transport."""
+    port = free_port()
+    command = [sys.executable, "-m", "standin.mcp_server", "--port", str(port), "--sse"]
+    with ProcessGroup() as group:
+        group.add(start_process("mcp server", command, tmp_path / "mcp-sse.log", port=port))
+        yield f"http://127.0.0.1:{port}"
+
+
+async def sse_session_of(url: str, calls: list[str]) -> dict:
+    """The same over HTTP+SSE: the SDK's sse_client and ClientSession."""
+    from mcp import ClientSession
+    from mcp.client.sse import sse_client
+
+    got: dict = {"calls": {}}
+    async with (
+        sse_client(url + mcp_server.SSE_PATH) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        got["names"] = [t.name for t in tools]
+        got["tools"] = [t.model_dump(exclude={"name"}) for t in tools]
+        for name in calls or got["names"]:
+            result = await session.call_tool(name, {"text": "Paris"})
+            got["calls"][name] = (result.is_error, [c.model_dump() for c in result.content])
+    return got
+
+
 def proxy(mitmdump, binary, url: str, save: Path, mode: str):
     return mitmdump(
         "--set",
@@ -127,3 +157,25 @@ async def test_fix_lists_names_the_rule_accepts_and_calls_run_the_servers_tools(
     assert "toolnames fixed renamed" in log and "(unalias)" in log
     if protocol == "auto":  # the 2026-07-28 client names the tool in Mcp-Name too
         assert "Mcp-Name" in log
+
+
+async def test_http_sse_observe_and_fix(mitmdump, mitmdump_binary, sse_url, tmp_path):
+    """The older transport: answers come on the GET stream, matched to the POSTs by id."""
+    direct = await sse_session_of(sse_url, [])
+    saved = tmp_path / "observed.mitm"
+    observing = proxy(mitmdump, mitmdump_binary, sse_url, saved, "observe")
+    assert await sse_session_of(observing.url, []) == direct
+    await sse_session_of(observing.url, [UNLISTED])
+    observing.stop()
+    findings = [f for flow in read_flows(saved) for f in flow.metadata["toolnames"]["findings"]]
+    rejected = [f for f in findings if f["code"] == "mcp-name-rejected"]
+    assert len(rejected) == 2 * 3  # two sessions, three bad names each
+    assert [f["code"] for f in findings if UNLISTED in f["message"]] == ["mcp-call-unlisted"]
+    plain = f"tools[{direct['names'].index(mcp_server.PLAIN)}]"
+    assert not [f for f in findings if plain in f["path"]]
+    fixing = proxy(mitmdump, mitmdump_binary, sse_url, tmp_path / "fixed.mitm", "fix")
+    fixed = await sse_session_of(fixing.url, [])
+    assert all(OPENAI_RULE.fullmatch(name) for name in fixed["names"]), fixed["names"]
+    assert fixed["tools"] == direct["tools"]
+    for alias, original in zip(fixed["names"], direct["names"], strict=True):
+        assert fixed["calls"][alias] == direct["calls"][original]

@@ -38,19 +38,19 @@ def mcp_flow(message, *, path=b"/any/path", method=b"POST", headers=None, live=T
     return f
 
 
-def answer(f, message, content_type="application/json"):
+def answer(f, message, content_type="application/json", status=200):
     body = message if isinstance(message, bytes) else json.dumps(message).encode()
-    f.response = http.Response.make(200, body, {"content-type": content_type})
+    f.response = http.Response.make(status, body, {"content-type": content_type})
     return f
 
 
 LISTING = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": DOTTED}, {"name": PLAIN}]}}
 
 
-def run(mcp, f, message=None, content_type="application/json"):
+def run(mcp, f, message=None, content_type="application/json", status=200):
     mcp.request(f)
     if message is not None:
-        answer(f, message, content_type)
+        answer(f, message, content_type, status)
         mcp.responseheaders(f)
         if callable(f.response.stream):
             stream = f.response.stream
@@ -163,3 +163,46 @@ def test_a_recorded_mcp_flow_is_checked_in_observe_mode_even_in_fix_mode():
         f = run(mcp, mcp_flow(rpc("tools/list"), live=False), LISTING)
     assert json.loads(f.response.content) == LISTING
     assert f.metadata["toolnames"]["action"] == "observed"
+
+
+def sse_get(path=b"/sse"):
+    f = tflow.tflow(
+        req=tutils.treq(method=b"GET", scheme=b"http", host="127.0.0.1", port=8000, path=path),
+        live=True,
+    )
+    f.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    return f
+
+
+def test_an_http_sse_stream_is_read_for_the_answers_to_its_sessions_posts():
+    with running(toolnames_mode="fix") as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        stream_flow = sse_get()
+        mcp.request(stream_flow)
+        mcp.responseheaders(stream_flow)
+        tap = stream_flow.response.stream
+        assert callable(tap)  # streamed, never held until it ends
+        endpoint = b"event: endpoint\r\ndata: /messages/?session_id=ab12\r\n\r\n"
+        assert tap(endpoint) == endpoint
+        post = mcp_flow(rpc("tools/list", 4), path=b"/messages/?session_id=ab12")
+        del post.request.headers["mcp-session-id"]
+        run(mcp, post, b"Accepted", "text/plain", status=202)
+        listing = dict(LISTING, id=4)
+        event = b"event: message\r\ndata: " + json.dumps(listing).encode() + b"\r\n\r\n"
+        out = tap(event) + tap(b"")
+        assert DOTTED.encode() not in out and b"github_create_issue_" in out
+        mcp.response(stream_flow)
+    assert "toolnames" not in post.metadata  # the 202 holds no listing
+    assert stream_flow.metadata["toolnames"]["action"] == "fixed"
+
+
+def test_another_event_stream_goes_on_as_it_comes_and_gets_no_record():
+    with running() as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        f = sse_get(b"/prices")
+        mcp.request(f)
+        mcp.responseheaders(f)
+        events = b'data: {"price": 3}\n\ndata: {"jsonrpc": "2.0", "id": 1, "result": {}}\n\n'
+        assert f.response.stream(events) + f.response.stream(b"") == events
+        mcp.response(f)
+    assert "toolnames" not in f.metadata

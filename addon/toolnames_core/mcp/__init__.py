@@ -15,6 +15,7 @@ from toolnames_core.mcp.exchange import API
 from toolnames_core.mcp.exchange import UNALIAS_REWRITE
 from toolnames_core.mcp.exchange import McpExchange
 from toolnames_core.mcp.exchange import McpStream
+from toolnames_core.mcp.exchange import endpoint_session
 from toolnames_core.mcp.exchange import inspect_mcp
 from toolnames_core.mcp.messages import Message
 from toolnames_core.mcp.messages import header_value
@@ -33,6 +34,7 @@ __all__ = [
     "McpState",
     "McpStream",
     "Message",
+    "endpoint_session",
     "header_value",
     "inspect_mcp",
     "is_mcp_request",

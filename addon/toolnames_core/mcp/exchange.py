@@ -18,6 +18,8 @@ a ``tools/call`` of such an alias goes to the server under the server's own name
 from __future__ import annotations
 
 import json
+import re
+import urllib.parse
 
 from toolnames_core import codes
 from toolnames_core.aliases import ALIAS_REWRITE
@@ -44,13 +46,33 @@ from toolnames_core.names import quote_name
 from toolnames_core.rules import RULES
 from toolnames_core.rules import valid_name_pattern
 
-__all__ = ["API", "UNALIAS_REWRITE", "McpExchange", "McpStream", "inspect_mcp"]
+__all__ = [
+    "API",
+    "UNALIAS_REWRITE",
+    "McpExchange",
+    "McpStream",
+    "endpoint_session",
+    "inspect_mcp",
+]
 
 API = "mcp"
 # A tools/call of an alias fix mode listed, sent to the server under the server's name.
 UNALIAS_REWRITE = "unalias"
 # How many listed names a call-unlisted message shows.
 SHOWN_NAMES = 8
+
+
+# The HTTP+SSE transport's first event: ``event: endpoint`` with the URL to POST to.
+_ENDPOINT_EVENT = re.compile(rb"(?m)^event: ?endpoint\r?$")
+_SESSION_PARAM = re.compile(r"[?&](?:session_id|sessionId)=([^&#]*)")
+
+
+def endpoint_session(url: bytes | str) -> str:
+    """The session an HTTP+SSE endpoint URL names (``?session_id=`` in the Python SDK,
+    ``?sessionId=`` in the TypeScript one); "" when it names none."""
+    text = url.decode("utf-8", "replace") if isinstance(url, bytes) else url
+    found = _SESSION_PARAM.search(text)
+    return urllib.parse.unquote(found[1]) if found else ""
 
 
 def _id_key(value: object) -> str:
@@ -126,6 +148,8 @@ class McpExchange:
                 params = message.value.get("params")
                 cursor = isinstance(params, dict) and params.get("cursor") is not None
                 self.pending[_id_key(message.id)] = (method, cursor)
+                if method == "tools/list":
+                    self.state.session(self.key).expect(_id_key(message.id), cursor)
             if method == "tools/call":
                 self._call(message, len(messages) == 1, fix, replacements)
         if replacements:
@@ -228,6 +252,9 @@ class McpExchange:
         self.check_status(status)
         if status is None or not 200 <= status < 300 or not self.pending:
             return None
+        if status == 202 or not content.strip():
+            # Accepted: the answers come on the session's stream (HTTP+SSE), read there.
+            return None
         if "text/event-stream" in content_type.lower():
             stream = self.stream(fix)
             out = stream(content) + stream(b"")
@@ -242,9 +269,10 @@ class McpExchange:
             return None
         return self._spliced(content, replacements)
 
-    def stream(self, fix: bool = False) -> McpStream:
-        """A tap for an SSE answer (or the GET stream's server messages)."""
-        return McpStream(self, fix)
+    def stream(self, fix: bool = False, sniff: bool = False) -> McpStream:
+        """A tap for an SSE answer (or the GET stream's server messages); ``sniff``: a GET
+        stream that may be no MCP at all, told by its first event."""
+        return McpStream(self, fix, sniff)
 
     def answer_encoding(self, accept_encoding: str) -> str | None:
         """The Accept-Encoding to send instead of the client's, or None to leave it: fix mode
@@ -298,7 +326,12 @@ class McpExchange:
         for message in messages:
             if not message.is_response:
                 continue
-            asked = self.pending.get(_id_key(message.id))
+            key = _id_key(message.id)
+            asked = self.pending.get(key)
+            # Answered on the session's stream, as HTTP+SSE answers: matched by id there.
+            continued = self.state.session(self.key).pending.pop(key, None)
+            if asked is None and continued is not None:
+                asked = ("tools/list", continued)
             if asked is None or asked[0] != "tools/list":
                 continue
             result = message.value.get("result")
@@ -390,9 +423,12 @@ class McpStream:
     once complete (a tools/list answer with aliases in place), only an unfinished event is
     held back, and one over MAX_EVENT_BYTES goes on as it came, unread."""
 
-    def __init__(self, exchange: McpExchange, fix: bool) -> None:
+    def __init__(self, exchange: McpExchange, fix: bool, sniff: bool = False) -> None:
         self.exchange = exchange
         self.fix = fix
+        # A GET stream not yet known to be MCP: its first event tells (an HTTP+SSE endpoint
+        # or a JSON-RPC message); any other stream goes on untouched and unread.
+        self.sniff = sniff
         self.buffer = b""
         self.events = 0
         self.broken = False
@@ -411,6 +447,11 @@ class McpStream:
         events, used = sse_events(data, final)
         self.buffer = data[used:]
         out = [self._event(raw, spans) for raw, spans in events]
+        if self.broken:
+            # Read no further (no MCP stream): what is held goes on with the rest as it came.
+            out.append(self.buffer)
+            self.buffer = b""
+            return b"".join(out) if self.fix else chunk
         if final:
             self.ended = True
         if len(self.buffer) > MAX_EVENT_BYTES:
@@ -430,7 +471,17 @@ class McpStream:
         if not spans:
             return raw
         data = b"\n".join(raw[s:e] for s, e in spans)
+        if _ENDPOINT_EVENT.search(raw):
+            # HTTP+SSE: the URL the client is to POST to names the session.
+            self.sniff = False
+            self.exchange.key = (self.exchange.server, endpoint_session(data))
+            return raw
         messages = read_messages(data)
+        if self.sniff:
+            self.sniff = False
+            if messages is None:
+                self.broken = True  # no MCP stream: it goes on as it comes, unread
+                return raw
         if messages is None:
             return raw
         replacements = self.exchange.judge_answers(messages, ("event", index), self.fix)

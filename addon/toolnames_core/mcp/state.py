@@ -13,12 +13,22 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from dataclasses import field
 
-__all__ = ["MAX_NAMES", "MAX_SERVERS", "MAX_SESSIONS", "McpSession", "McpState", "SessionKey"]
+__all__ = [
+    "MAX_NAMES",
+    "MAX_PENDING",
+    "MAX_SERVERS",
+    "MAX_SESSIONS",
+    "McpSession",
+    "McpState",
+    "SessionKey",
+]
 
 MAX_SESSIONS = 1024
 MAX_SERVERS = 256
 # More names than any server lists: past this a session's calls are not judged.
 MAX_NAMES = 10_000
+# tools/list requests whose answer is still to come on the session's stream (HTTP+SSE).
+MAX_PENDING = 256
 
 # (the server, as host:port, the Mcp-Session-Id or "" for a server without sessions)
 SessionKey = tuple[str, str]
@@ -37,6 +47,15 @@ class McpSession:
     overflow: bool = False
     # Said once per session: a call went unjudged because no listing was seen.
     told_unjudged: bool = False
+    # The tools/list requests of this session not answered yet, by JSON-RPC id: the older
+    # HTTP+SSE transport answers them on the session's GET stream, not in the POST's answer.
+    pending: dict[str, bool] = field(default_factory=dict)
+
+    def expect(self, key: str, continued: bool) -> None:
+        """A tools/list request went out (``continued``: with a cursor)."""
+        if len(self.pending) >= MAX_PENDING:
+            self.pending.pop(next(iter(self.pending)))  # the oldest, never answered
+        self.pending[key] = continued
 
     def new_listing(self) -> None:
         """A tools/list without a cursor starts the listing again (after list_changed)."""

@@ -281,3 +281,38 @@ def test_inspect_mcp_judges_recorded_exchanges_in_order_and_ignores_other_bodies
     assert codes_of(call) == [codes.MCP_CALL_UNLISTED]
     assert inspect_mcp(state, "h", b'{"model": "x"}') is None
     assert inspect_mcp(state, "h", None) is None
+
+
+def test_http_sse_answers_on_the_sessions_stream_are_matched_by_id():
+    from toolnames_core.mcp import endpoint_session
+
+    state = McpState()
+    stream_exchange = McpExchange(state, SERVER, "", "openai")
+    stream = stream_exchange.stream(fix=True, sniff=True)
+    endpoint = b"event: endpoint\r\ndata: /messages/?session_id=abc123\r\n\r\n"
+    assert stream(endpoint) == endpoint
+    assert (
+        stream_exchange.key
+        == (SERVER, "abc123")
+        == (SERVER, endpoint_session("/m?sessionId=abc123"))
+    )
+    post = send(state, rpc("tools/list", 5), fix=True, session="abc123")
+    assert post.check_answer(202, "text/plain", b"Accepted", fix=True) is None
+    assert post.findings == []
+    event = sse(listing([DOTTED], id_=5))
+    out = stream(event) + stream(b"")
+    assert out == event.replace(DOTTED.encode(), alias(DOTTED).encode())
+    assert [f.code for f in stream_exchange.findings] == [codes.MCP_NAME_REJECTED]
+    # The call of the alias, POSTed to the session's endpoint, reaches the server's tool.
+    call = send(state, rpc("tools/call", 6, name=alias(DOTTED)), fix=True, session="abc123")
+    assert call.findings == [] and json.loads(call.new_body)["params"]["name"] == DOTTED
+
+
+def test_a_get_stream_that_is_no_mcp_goes_on_unread():
+    exchange = McpExchange(McpState(), SERVER, "", "openai")
+    stream = exchange.stream(fix=True, sniff=True)
+    other = b'data: {"price": 3}\n\n' + sse(listing([DOTTED]))
+    assert (
+        b"".join(stream(other[i : i + 5]) for i in range(0, len(other), 5)) + stream(b"") == other
+    )
+    assert exchange.findings == []
