@@ -1,22 +1,61 @@
 """A streamed answer's content-encoding, decoded as it goes by.
 
 mitmproxy decodes a whole body for addons (``get_content``), but a streamed one reaches the
-tap as the provider sent it, compressed or not. gzip and deflate, the two encodings the
-standard library decodes incrementally (``zlib.decompressobj``), are read here the way
-mitmproxy reads whole bodies; any other encoding (br and zstd have no decoder in Python 3.11
-to 3.13) is reported as unreadable, never passed off as a stream without calls. The client's
-bytes are never touched: only copies are decoded, in bounded steps.
+tap as the provider sent it, compressed or not. gzip and deflate (the standard library's
+``zlib.decompressobj``), br (the Brotli module mitmproxy requires) and zstd (backports.zstd,
+which mitmproxy 12 requires, or zstandard, which mitmproxy 11 requires) are read here the
+way mitmproxy reads whole bodies; a coding without a decoder at hand (several codings in a
+row, an unknown one) is reported as unreadable, never passed off as a stream without calls.
+The client's bytes are never touched by reading: only copies are decoded, in steps.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from collections.abc import Iterator
 
 __all__ = ["ASK_UNCOMPRESSED", "READABLE", "STEP", "StreamDecoder", "stream_coding"]
 
+
+def _brotli():
+    try:
+        import brotli
+    except ImportError:  # mitmproxy requires it; a bare Python may lack it
+        return None
+    return brotli
+
+
+def _zstd() -> Callable[[], object] | None:
+    """A maker of one-frame zstd decoders with zlib's decompressobj shape, if one imports:
+    compression.zstd (Python 3.14) or backports.zstd (mitmproxy 12), else zstandard
+    (mitmproxy 11)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from backports import zstd  # type: ignore[import-not-found]
+        except ImportError:
+            zstd = None
+    if zstd is not None:
+        return zstd.ZstdDecompressor
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return lambda: zstandard.ZstdDecompressor().decompressobj()
+
+
+_BROTLI = _brotli()
+_ZSTD = _zstd()
 # x-gzip is gzip's old name (RFC 9110 §8.4.1.3), which mitmproxy decodes as gzip too.
-READABLE = ("gzip", "x-gzip", "deflate")
+READABLE = (
+    "gzip",
+    "x-gzip",
+    "deflate",
+    *(("br",) if _BROTLI is not None else ()),
+    *(("zstd",) if _ZSTD is not None else ()),
+)
 # What a user can do about a compressed stream: mitmproxy's anticomp option sets every
 # request's Accept-Encoding to identity, so that providers answer uncompressed.
 ASK_UNCOMPRESSED = "mitmproxy's --set anticomp=true asks providers for uncompressed answers"
@@ -33,7 +72,7 @@ def stream_coding(content_encoding: str) -> str | None:
 
 
 class StreamDecoder:
-    """Decodes a gzip or deflate stream fed in chunks of any size."""
+    """Decodes a gzip, deflate, br or zstd stream fed in chunks of any size."""
 
     def __init__(self, coding: str) -> None:
         if coding not in READABLE:
@@ -41,11 +80,17 @@ class StreamDecoder:
         self.coding = coding
         self.failure: str | None = None
         self.head = b""  # deflate: the first two bytes tell zlib's wrapper from raw deflate
-        self.obj = zlib.decompressobj(_GZIP_WBITS) if coding != "deflate" else None
+        self.obj = zlib.decompressobj(_GZIP_WBITS) if coding in ("gzip", "x-gzip") else None
+        self.other = (
+            _BROTLI.Decompressor() if coding == "br" else _ZSTD() if coding == "zstd" else None
+        )
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
         """The decoded bytes ``chunk`` completes, in pieces of at most STEP bytes."""
         if self.failure is not None or not chunk:
+            return
+        if self.other is not None:
+            yield from self._other(chunk)
             return
         try:
             if self.obj is None:
@@ -76,6 +121,25 @@ class StreamDecoder:
             data = self.obj.unconsumed_tail
             if not out and not data and not self.obj.eof:
                 return
+
+    def _other(self, chunk: bytes) -> Iterator[bytes]:
+        # br and zstd decode a chunk whole (their decoders take no output bound in every
+        # version mitmproxy pins), handed on in STEP pieces; zstd frames may follow each other.
+        try:
+            if self.coding == "br":
+                out = self.other.process(chunk)
+            else:
+                out = b""
+                while chunk:
+                    if self.other.eof:
+                        self.other = _ZSTD()
+                    out += self.other.decompress(chunk)
+                    chunk = self.other.unused_data if self.other.eof else b""
+        except Exception as e:  # noqa: BLE001 - brotli.error, zstd.ZstdError, zstandard's
+            self.failure = f"its {self.coding} encoding could not be decoded ({e})"
+            return
+        for i in range(0, len(out), STEP):
+            yield out[i : i + STEP]
 
 
 def _zlib_wrapped(head: bytes) -> bool:

@@ -1,11 +1,14 @@
 import gzip
 import zlib
 
+import brotli
 import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests.testkit import zstd_compress
+from toolnames_core.encodings import READABLE
 from toolnames_core.encodings import STEP
 from toolnames_core.encodings import StreamDecoder
 from toolnames_core.encodings import stream_coding
@@ -31,6 +34,9 @@ ENCODED = {
     "gzip (flushed per event)": flushed_gzip(RAW.splitlines(keepends=True)),
     "deflate (zlib)": zlib.compress(RAW),
     "deflate (raw)": raw_deflate(RAW),
+    "br": brotli.compress(RAW),
+    "zstd": zstd_compress(RAW),
+    "zstd (two frames)": zstd_compress(RAW[:100]) + zstd_compress(RAW[100:]),
 }
 
 
@@ -67,9 +73,16 @@ def test_a_highly_compressed_stream_is_decoded_in_bounded_steps():
     assert max(map(len, pieces)) <= STEP and sum(map(len, pieces)) == 20 * STEP
 
 
-def test_only_gzip_and_deflate_have_a_decoder():
+@pytest.mark.parametrize("coding", ["compress", "gzip, br", "identity"])
+def test_a_coding_without_a_decoder_has_none(coding):
     with pytest.raises(ValueError):
-        StreamDecoder("br")
+        StreamDecoder(coding)
+
+
+def test_br_and_zstd_decode_with_what_mitmproxy_brings():
+    assert {"br", "zstd"} <= set(READABLE)
+    assert decode("br", b"not br", 3)[1].failure.startswith("its br encoding could not be")
+    assert decode("zstd", b"not zstd", 3)[1].failure.startswith("its zstd encoding could not")
 
 
 @pytest.mark.parametrize(

@@ -231,22 +231,25 @@ def test_sdk_consuming_a_stream_sees_no_difference_with_the_addon(mitmdump, mitm
     assert not re.search(r"toolnames (error|warning|fixed|blocked)", with_addon.log_text())
 
 
-def test_a_stream_compressed_with_br_is_reported_unread_and_forwarded_unchanged(
-    mitmdump, mitmdump_binary, standin, tmp_path
+@pytest.mark.parametrize("coding", ["br", "gzip"])
+def test_a_compressed_stream_is_read_and_forwarded_unchanged(
+    mitmdump, mitmdump_binary, standin, tmp_path, coding
 ):
     saved = tmp_path / "flagged.mitm"
     proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
     path, body = STREAMS["openai-chat"]
-    headers = {"x-standin-call": "delete_everything", "x-standin-encoding": "br"}
+    headers = {"x-standin-call": "delete_everything", "x-standin-encoding": coding}
     response = open_stream(proxy.url, path, body, headers)
+    assert response.getheader("content-encoding") == coding
     received = read_all(response)
     assert received == standin.requests[-1]["response_body"]
 
     (flow,) = wait_for_flows(saved, 1)
     (finding,) = flow.metadata["toolnames"]["findings"]
-    assert finding["code"] == "response-unreadable"
-    assert "the stream is compressed with br; toolnames cannot read it" in finding["message"]
-    proxy.wait_for_log("response-unreadable")
+    # Read through its coding: the call to a tool the request never offered.
+    assert finding["code"] == "response-unknown-tool"
+    assert "delete_everything" in finding["message"]
+    proxy.wait_for_log("response-unknown-tool")
     assert "Traceback" not in proxy.log_text()
 
 
@@ -286,8 +289,9 @@ def test_fix_mode_asks_for_an_uncompressed_stream_and_gives_every_name_back(
 def test_anticomp_lets_observe_mode_read_a_stream_the_provider_would_compress_with_br(
     mitmdump, mitmdump_binary, standin
 ):
-    # What the br finding advises: mitmproxy's anticomp asks the provider for identity, and
-    # the calls in the stream are read (here a call to a tool never offered).
+    # What the finding for a coding toolnames cannot read advises: mitmproxy's anticomp asks
+    # the provider for identity, and the calls in the stream are read (here a call to a tool
+    # never offered).
     proxy = mitmdump("--set", "anticomp=true", binary=mitmdump_binary)
     path, body = STREAMS["openai-chat"]
     headers = {"x-standin-call": "delete_everything", "x-standin-encoding": "br"}

@@ -81,6 +81,7 @@ from tests.testkit.streams import aws_event
 from tests.testkit.streams import aws_stream
 from tests.testkit.streams import every_split
 from tests.testkit.streams import sse
+from tests.testkit.streams import zstd_compress
 
 __all__ = [
     "UNUSUAL_NAMES",
@@ -146,6 +147,7 @@ __all__ = [
     "sdk_fixture",
     "sdk_http_module",
     "sse",
+    "zstd_compress",
     "stream_calls",
     "strip_ansi",
     "toolnames_lines",

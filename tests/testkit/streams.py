@@ -7,7 +7,7 @@ import json
 import struct
 import zlib
 
-__all__ = ["aws_event", "aws_stream", "every_split", "sse"]
+__all__ = ["aws_event", "aws_stream", "every_split", "sse", "zstd_compress"]
 
 
 def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
@@ -51,3 +51,14 @@ def every_split(raw: bytes):
     for k in range(len(raw) + 1):
         yield [raw[:k], raw[k:]]
     yield [raw[i : i + 1] for i in range(len(raw))]
+
+
+def zstd_compress(data: bytes) -> bytes:
+    """zstd as mitmproxy brings it: backports.zstd (mitmproxy 12) or zstandard (mitmproxy 11)."""
+    try:
+        from backports import zstd
+    except ImportError:
+        import zstandard
+
+        return zstandard.ZstdCompressor().compress(data)
+    return zstd.compress(data)
