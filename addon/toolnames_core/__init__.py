@@ -61,6 +61,8 @@ from toolnames_core.sigv4 import resign_headers
 from toolnames_core.sigv4 import verifies
 from toolnames_core.streams import StreamTap
 from toolnames_core.streams import is_stream
+from toolnames_core.unclaimed import offered_keys
+from toolnames_core.unclaimed import unchecked_text
 
 __all__ = [
     "CATALOGUE",
@@ -105,6 +107,7 @@ __all__ = [
     "is_mcp_request",
     "is_stream",
     "nothing_to_check",
+    "offered_keys",
     "parse_rule_override",
     "read_signature",
     "reader_named",
@@ -116,5 +119,6 @@ __all__ = [
     "replace_values",
     "resign_headers",
     "summarize",
+    "unchecked_text",
     "verifies",
 ]

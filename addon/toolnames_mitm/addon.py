@@ -51,6 +51,8 @@ STREAMED_UNREAD = (
     "the answer was streamed through without toolnames reading it "
     "(stream_large_bodies or another addon)"
 )
+# How many (host, path) pairs of unchecked requests are remembered as already said.
+MAX_UNCLAIMED_SAID = 4096
 
 
 def reader_line(reader: Reader) -> str:
@@ -73,6 +75,9 @@ class ToolNames:
         self.resign = False
         # The lines about signed requests already said (signing.breakers): each once.
         self.said: set[str] = set()
+        # (host, path) of requests that carried tools to a path no format claims, said once
+        # each; bounded, as paths may carry ids (an old one may then be said again).
+        self.unclaimed_said: dict[tuple[str, str], None] = {}
         # The rule MCP servers' listed names are held to (toolnames_mcp_rule).
         self.mcp_rule: str = options.MCP_RULE.default
         self.reader: Reader = READERS[0]
@@ -224,11 +229,30 @@ class ToolNames:
         if self.off:
             return
         seen = flows.incoming(flow, self.max_body)
-        if seen is None or not self.watches(flow) or self.shown_as_read_back(flow):
+        if seen is None:
+            if flow.websocket is None and self.watches(flow):
+                self._unclaimed(flow)
+            return
+        if not self.watches(flow) or self.shown_as_read_back(flow):
             return
         if seen.signed is not None and flow.live:
             self._say_once(signing.breakers(flow, seen.signed, *self._rewrites_signed()))
         self._start(flow, seen)
+
+    def _unclaimed(self, flow: http.HTTPFlow) -> None:
+        """Never silent: a request that carries tools to a path no format claims is noted on
+        the flow, and logged once per host and path."""
+        text = flows.unclaimed(flow, self.max_body, self.reader)
+        if text is None:
+            return
+        request = flow.request
+        where = (flows.host(request), request.path.split("?", 1)[0])
+        if where in self.unclaimed_said:
+            return
+        if len(self.unclaimed_said) >= MAX_UNCLAIMED_SAID:
+            del self.unclaimed_said[next(iter(self.unclaimed_said))]
+        self.unclaimed_said[where] = None
+        self.log(flow, text)
 
     @staticmethod
     def _rewrites_signed() -> tuple[bool, bool]:

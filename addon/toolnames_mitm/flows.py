@@ -25,6 +25,8 @@ from toolnames_core import choose_rule
 from toolnames_core import client_label
 from toolnames_core import detect_protocol
 from toolnames_core import format_for
+from toolnames_core import offered_keys
+from toolnames_core import unchecked_text
 from toolnames_mitm import signing
 
 __all__ = [
@@ -32,6 +34,8 @@ __all__ = [
     "Incoming",
     "Pending",
     "Tracked",
+    "UNCHECKED_KEY",
+    "UNCHECKED_MARKER",
     "apply",
     "client",
     "content",
@@ -46,6 +50,7 @@ __all__ = [
     "recorded",
     "request_content",
     "session_for",
+    "unclaimed",
     "show",
     "unsized",
 ]
@@ -189,6 +194,33 @@ def incoming(flow: http.HTTPFlow, max_body: int) -> Incoming | None:
     content, problem = request_content(request, max_body)
     signed = signing.signed_by(request)
     return Incoming(fmt, host(request), request.port, content, problem, mutable(flow), signed)
+
+
+# A request that carries tools to a path no format claims: why it was not checked (the flow's
+# metadata under this key, its marker and comment).
+UNCHECKED_KEY = "toolnames_unchecked"
+UNCHECKED_MARKER = ":grey_question:"
+
+
+def unclaimed(flow: http.HTTPFlow, max_body: int, reader: Reader) -> str | None:
+    """For a request no format claims (``incoming`` gave None): if it is a POST whose JSON
+    body carries tools, say on the flow that it was not checked and why, and give that text;
+    None for any other request, which stays as quiet as before."""
+    request = flow.request
+    if request.method.upper() != "POST":
+        return None
+    content, problem = request_content(request, max_body)
+    keys = () if problem else offered_keys(content, reader)
+    if not keys:
+        return None
+    text = unchecked_text(request.method, request.path, keys)
+    flow.metadata[UNCHECKED_KEY] = {"offer_keys": list(keys), "reason": text}
+    # A user's own marker or comment is theirs.
+    if not flow.marked or flow.marked in MARKERS.values():
+        flow.marked = UNCHECKED_MARKER
+    if not flow.comment or flow.comment.startswith(COMMENT_PREFIX):
+        flow.comment = text
+    return text
 
 
 def exchange_for(seen: Incoming, overrides: tuple[RuleOverride, ...], reader: Reader) -> Exchange:

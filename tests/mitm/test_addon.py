@@ -1072,7 +1072,12 @@ def test_other_methods_and_paths_are_ignored(method, path, mode, caplog):
         tn.response(provider_error(f))
     assert f.request.raw_content == sent
     assert "toolnames" not in f.metadata
-    assert warnings_logged(caplog) == []
+    if method == b"POST":
+        # Never silent: the tools it carries went unchecked, and that is said, once.
+        (line,) = warnings_logged(caplog)
+        assert "toolnames did not check this request: it carries tools" in line
+    else:
+        assert warnings_logged(caplog) == []
 
 
 @pytest.mark.parametrize(
@@ -1544,3 +1549,92 @@ def test_the_addon_the_scanner_and_the_view_hear_the_provider_alike(verdict):
                 text += ToolnamesView().prettify(message.content, meta)
             shown = sorted((code, where or "") for code, where in FINDING_LINE.findall(text))
             assert shown == live
+
+
+# --- never silent: tools sent to a path no format claims -----------------------------------------
+
+COHERE_TOOLS = {"model": "command-a", "tools": [{"type": "function", "function": {"name": "a.b"}}]}
+
+
+def unclaimed_flow(path: bytes, body: object, host: str = "api.cohere.com") -> http.HTTPFlow:
+    return chat_flow(body, path=path, host=host)
+
+
+@pytest.mark.parametrize("mode", ["observe", "fix", "block"])
+def test_tools_sent_to_a_path_no_format_claims_are_said_unchecked_once_per_host_and_path(
+    mode, caplog
+):
+    caplog.set_level(logging.WARNING)
+    tn = ToolNames()
+    with taddons.context(tn) as tctx:
+        tctx.configure(tn, toolnames_mode=mode)
+        sent = [
+            unclaimed_flow(b"/v2/chat", COHERE_TOOLS),
+            unclaimed_flow(b"/v2/chat?stream=1", COHERE_TOOLS),  # same path: not said again
+            unclaimed_flow(b"/v2/chat", COHERE_TOOLS, host="other.example"),
+            unclaimed_flow(b"/api/chat", {"tools": [{"function": {"name": "x"}}]}),
+            unclaimed_flow(b"/model/m/invoke", {"toolConfig": {"tools": [{"toolSpec": {}}]}}),
+        ]
+        before = [f.request.content for f in sent]
+        for f in sent:
+            tn.request(f)
+    lines = warnings_logged(caplog)
+    assert [line.split(":", 1)[0] for line in lines] == [
+        "POST api.cohere.com/v2/chat",
+        "POST other.example/v2/chat",
+        "POST api.cohere.com/api/chat",
+        "POST api.cohere.com/model/m/invoke",
+    ]
+    assert 'it carries tools ("toolConfig")' in lines[-1]
+    for f, content in zip(sent, before, strict=True):
+        # Every such flow says so, logged or not; none is changed or answered.
+        assert f.metadata["toolnames_unchecked"]["reason"] == f.comment
+        assert f.comment.startswith("toolnames did not check this request: it carries tools")
+        assert f.marked == ":grey_question:"
+        assert f.request.content == content and f.response is None
+        assert "toolnames" not in f.metadata
+    assert_nothing_went_wrong(caplog)
+
+
+@pytest.mark.parametrize(
+    "method, path, body",
+    [
+        (b"POST", b"/v2/chat", {"model": "command-a", "messages": []}),  # no tools
+        (b"POST", b"/v2/chat", {"tools": []}),
+        (b"POST", b"/upload", "tools=a&functions=b"),
+        (b"PUT", b"/v2/chat", COHERE_TOOLS),
+        (b"GET", b"/v2/chat", None),
+    ],
+)
+def test_a_request_without_tools_to_another_path_stays_quiet(method, path, body, caplog):
+    caplog.set_level(logging.WARNING)
+    tn = ToolNames()
+    with taddons.context(tn):
+        f = chat_flow(body, method=method, path=path, host="api.cohere.com")
+        tn.request(f)
+    assert warnings_logged(caplog) == []
+    assert not f.marked and not f.comment and f.metadata == {}
+
+
+def test_a_users_own_marker_and_comment_are_kept_on_an_unchecked_flow():
+    tn = ToolNames()
+    with taddons.context(tn):
+        f = unclaimed_flow(b"/v2/chat", COHERE_TOOLS)
+        f.marked, f.comment = ":star:", "mine"
+        tn.request(f)
+    assert (f.marked, f.comment) == (":star:", "mine")
+    assert "toolnames_unchecked" in f.metadata
+
+
+def test_an_unclaimed_request_is_not_said_when_toolnames_is_off_or_filtered_out(caplog):
+    caplog.set_level(logging.WARNING)
+    tn = ToolNames()
+    with taddons.context(tn) as tctx:
+        tctx.configure(tn, toolnames_mode="off")
+        off = unclaimed_flow(b"/v2/chat", COHERE_TOOLS)
+        tn.request(off)
+        tctx.configure(tn, toolnames_mode="observe", toolnames_filter="~d api.openai.com")
+        filtered = unclaimed_flow(b"/v2/chat", COHERE_TOOLS)
+        tn.request(filtered)
+    assert warnings_logged(caplog) == []
+    assert off.metadata == {} and filtered.metadata == {}

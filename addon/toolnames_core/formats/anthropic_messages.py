@@ -242,6 +242,7 @@ FORMAT = WireFormat(
     path_text=".../v1/messages",
     rule="anthropic",
     read_request=read_request,
+    offer_keys=("tools",),
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,

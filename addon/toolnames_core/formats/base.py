@@ -87,6 +87,9 @@ class WireFormat:
     host_decides: bool = True
     # -- the request
     read_request: Callable[[dict], RequestView]
+    # The top-level keys under which its requests offer tools: the shapes a request to a
+    # path no format claims is recognised by as carrying tools (``unclaimed.py``).
+    offer_keys: tuple[str, ...]
     # Choice keys that name an entry of one tool list only: {choice key: list key}.
     choice_lists: Mapping[str, str] = field(default_factory=dict)
     # Choice keys whose "none" the provider rejects when no tools are offered.

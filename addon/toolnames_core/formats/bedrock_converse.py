@@ -278,6 +278,7 @@ FORMAT = WireFormat(
     path_text=".../model/<id>/converse",
     rule="bedrock",
     read_request=read_request,
+    offer_keys=("toolConfig",),
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=AWS_EVENT_STREAM,

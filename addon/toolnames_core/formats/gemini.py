@@ -351,6 +351,7 @@ FORMAT = WireFormat(
     path_text="...:generateContent",
     rule="gemini",
     read_request=read_request,
+    offer_keys=("tools",),
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,

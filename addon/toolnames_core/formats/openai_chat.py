@@ -428,6 +428,7 @@ FORMAT = WireFormat(
     path_text=".../chat/completions",
     rule="openai",
     read_request=read_request,
+    offer_keys=("tools", "functions"),
     # Two tool lists: a tool_choice names an entry of `tools`, a legacy function_call one of
     # `functions` (docs/providers.md §2); a name in the other list does not count.
     choice_lists={"tool_choice": "tools", "function_call": "functions"},

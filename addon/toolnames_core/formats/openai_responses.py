@@ -520,6 +520,7 @@ FORMAT = WireFormat(
     path_text=".../responses",
     rule="openai",
     read_request=read_request,
+    offer_keys=("tools",),
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,

@@ -1,0 +1,47 @@
+"""
+Never silent (issue 21, item 7): a JSON POST that carries tools to a path no wire format
+claims goes through a real mitmdump unchanged, and toolnames says once per host and path that
+it did not check it, and notes so on each such flow; a request without tools stays quiet.
+"""
+
+import json
+
+import pytest
+
+from tests.testkit import post
+from tests.testkit import read_flows
+from tests.testkit import toolnames_lines
+
+TOOLS = {
+    "model": "command-a-03-2025",
+    "messages": [{"role": "user", "content": "go"}],
+    "tools": [{"type": "function", "function": {"name": "github.create_issue"}}],
+}
+
+
+@pytest.mark.parametrize("mode", ["observe", "fix", "block"])
+def test_tools_to_a_path_no_format_claims_are_said_unchecked_once(
+    mitmdump, mitmdump_binary, standin, tmp_path, mode
+):
+    every = tmp_path / "every.mitm"
+    proxy = mitmdump("--set", f"toolnames_mode={mode}", "-w", str(every), binary=mitmdump_binary)
+    answers = [
+        post(proxy.url + "/v2/chat", TOOLS),
+        post(proxy.url + "/v2/chat?x=1", TOOLS),
+        post(proxy.url + "/v2/chat", {"model": "m", "messages": []}),
+    ]
+    got = [r["body"] for r in standin.requests[-3:]]
+    proxy.stop()
+
+    # In every mode, the provider got the bytes sent and the client the provider's answer.
+    assert got[:2] == [json.dumps(TOOLS).encode()] * 2
+    assert len({status for status, _, _ in answers}) == 1  # the stand-in's, never a block
+    assert not any(b"toolnames" in body for _, _, body in answers)
+    (line,) = toolnames_lines(proxy.log_text())
+    assert "/v2/chat: toolnames did not check this request: it carries tools" in line
+    flows = read_flows(every)
+    assert len(flows) == 3
+    for flow in flows[:2]:
+        assert flow.comment == flow.metadata["toolnames_unchecked"]["reason"]
+        assert flow.marked == ":grey_question:"
+    assert "toolnames_unchecked" not in flows[2].metadata and not flows[2].comment
