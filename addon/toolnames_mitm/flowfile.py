@@ -71,9 +71,7 @@ def layout_of(data: bytes | mmap.mmap, size: int) -> Layout:
             if head.isdigit() and pos + len(head) == size:
                 damage, cut = "the file ends inside a record's length", True
             else:
-                damage = (
-                    f"no flow record starts there (it starts with {bytes(data[pos : pos + 8])!r})"
-                )
+                damage = f"no flow record starts at byte {pos} ({bytes(data[pos : pos + 8])!r}…)"
             break
         stop = m.end() + int(m[1]) + 1
         if stop > size:

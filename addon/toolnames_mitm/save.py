@@ -461,7 +461,7 @@ class FlaggedFlowWriter:
             )
             return found.end
         if found.flows == 0 and found.resumes is None:
-            raise UnusableFile(f"is not a mitmproxy flow file ({found.damage})")
+            raise UnusableFile(f"is not a mitmproxy flow file: {found.damage}")
         # Whole flows after the damage: truncating would lose them. The file goes aside as
         # it is (scripts/scan reads past the damage) and saving starts a new one.
         aside = self._aside()

@@ -173,3 +173,22 @@ def test_good_values_run_the_addon(mitmdump, mitmdump_binary, tmp_path):
     assert len(toolnames_lines(log)) == 1
     assert proxy.stop() == 0
     assert saved.stat().st_size > 0
+
+
+@pytest.mark.e2e
+def test_a_save_file_that_holds_no_flows_stops_mitmdump_and_is_left_alone(
+    mitmdump_binary, mitmproxy_confdir, tmp_path
+):
+    # Appended to, a typo naming another file would have had flows written into it.
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"my notes, not flows\n")
+    code, output = run_mitmdump(
+        mitmdump_binary, mitmproxy_confdir, tmp_path, "toolnames_save=notes.txt"
+    )
+    assert code == 1, output
+    assert [o for o in output if o.startswith("toolnames_")] == [
+        "toolnames_save: 'notes.txt' is not a mitmproxy flow file: no flow record starts at "
+        "byte 0 (b'my notes'…); accepted: a new file or a mitmproxy flow file, in a folder "
+        "that exists"
+    ]
+    assert notes.read_bytes() == b"my notes, not flows\n"
