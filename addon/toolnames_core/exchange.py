@@ -426,7 +426,13 @@ class Exchange:
         sent = {fix.where: fix.new for fix in self.fixes}
         self.rejections = rejections_.read_rejections(self.format, status, content, self.view, sent)
         self.response_findings = verdicts.rejected_findings(
-            self.rejections, status, self.request_findings, self.rule.id, self.host, self.sent_as_is
+            self.rejections,
+            status,
+            self.request_findings,
+            self.rule.id,
+            self.host,
+            self.sent_as_is,
+            self.readable,
         )
         return self.response_findings
 

@@ -89,9 +89,11 @@ def rejected_findings(
     rule: str,
     host: str,
     judge_rule: bool,
+    readable: bool = True,
 ) -> list[Finding]:
     """``provider-rejected`` for each rejection, and, when ``judge_rule`` (the provider saw the
-    client's own bytes), ``rule-disagrees`` for each rejected name toolnames' rule accepts."""
+    client's own bytes), ``rule-disagrees`` for each rejected name toolnames' rule accepts.
+    ``readable``: toolnames read the request (else it predicted nothing, and says so)."""
     found = []
     errors = [f for f in request_findings if f.severity == "error"]
     for r in rejections:
@@ -99,12 +101,19 @@ def rejected_findings(
         quoted = f'"{escape_text(r.provider_text)}"'
         if not r.tied:
             where = f" ({r.path})" if r.path else ""
-            said = (
-                f"toolnames had predicted {len(errors)} error(s) in this request: "
-                + ", ".join(sorted({f.code for f in errors}))
-                if errors
-                else "toolnames had predicted no error in this request"
-            )
+            if not readable:
+                # Not "no error predicted": nothing was, the request was never read.
+                said = (
+                    f"toolnames did not read this request ({codes.REQUEST_UNREADABLE}), "
+                    "so it predicted nothing"
+                )
+            elif errors:
+                said = (
+                    f"toolnames had predicted {len(errors)} error(s) in this request: "
+                    + ", ".join(sorted({f.code for f in errors}))
+                )
+            else:
+                said = "toolnames had predicted no error in this request"
             found.append(
                 Finding(
                     codes.PROVIDER_REJECTED,

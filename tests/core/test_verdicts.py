@@ -127,6 +127,17 @@ def test_an_untied_rejection_quotes_the_provider_and_guesses_nothing():
     )
 
 
+def test_a_rejection_of_a_request_toolnames_did_not_read_claims_no_prediction():
+    ex = Exchange("openai-chat", "openai", "api.example.com")
+    ex.check_request(b"", problem="the body is 9000 bytes, over toolnames_max_body")
+    (found,) = ex.check_response(400, "application/json", rejection())
+    assert (found.code, found.path) == ("provider-rejected", "tools[0].function.name")
+    assert found.message.endswith(
+        "; toolnames did not read this request (request-unreadable), so it predicted nothing"
+    )
+    assert [f.code for f in ex.findings] == ["request-unreadable", "provider-rejected"]
+
+
 def test_duplicates_the_rule_only_warns_about_are_a_missed_rejection():
     # DeepSeek's text (https://github.com/router-for-me/CLIProxyAPI/issues/4788) on a host whose
     # rule (openai) only warns about duplicates.

@@ -146,3 +146,41 @@ def test_a_looser_provider_makes_toolnames_error_a_false_alarm(
     # A saved stream has no body: the scanner reports what the live addon recorded.
     assert scanned(saved) == expected
     assert read_flows(saved)[0].response.status_code == 200
+
+
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize("unread", ["max_body", "encoding"])
+def test_a_rejected_request_toolnames_did_not_read_says_so(
+    mitmdump, mitmdump_binary, standin, tmp_path, unread
+):
+    """Over toolnames_max_body, or in a content-encoding mitmproxy cannot decode: toolnames
+    predicted nothing, and the provider's rejection must not say it predicted no error."""
+    import openai
+
+    saved = tmp_path / "unread.mitm"
+    args = ["--set", f"toolnames_save={saved}", "--set", "toolnames_max_body=200"]
+    proxy = mitmdump(*args, binary=mitmdump_binary)
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-test", max_retries=0)
+    tool = {"type": "function", "function": {"name": "github.create_issue"}}  # OpenAI rejects it
+    prompt = "x" * (300 if unread == "max_body" else 10)
+    headers = {"content-encoding": "x-unknown"} if unread == "encoding" else {}
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": prompt}],
+            tools=[tool],
+            extra_headers=headers,
+        )
+    (flow,) = wait_for_flows(saved, 1)
+    proxy.wait_for_log("toolnames")
+    proxy.stop()
+    unreadable, rejected = flow.metadata["toolnames"]["findings"]
+    assert unreadable["code"] == "request-unreadable"
+    assert rejected["code"] == "provider-rejected"
+    assert "predicted no error" not in rejected["message"]
+    assert rejected["message"].endswith(
+        "; toolnames did not read this request (request-unreadable), so it predicted nothing"
+    )
+    (line,) = annotations(proxy.log_text())
+    assert line.startswith("toolnames error: provider-rejected: ")
+    assert "so it predicted nothing" in line
