@@ -433,6 +433,7 @@ class Exchange:
             self.host,
             self.sent_as_is,
             self.readable,
+            {fix.path: (fix.old, fix.rewrite) for fix in self.fixes},
         )
         return self.response_findings
 

@@ -283,19 +283,41 @@ class FlowRecord:
 
     @property
     def outcome(self) -> str | None:
-        """``blocked``, ``fixed``, ``flagged``, or None for a flow with nothing to show."""
-        if self.action in ("blocked", "fixed"):
-            return self.action
+        """``blocked``, ``fixed``, ``flagged``, or None for a flow with nothing to show: the
+        worst of what happened (a fix that left an error standing is flagged)."""
+        if self.action == "blocked":
+            return "blocked"
+        if self.action == "fixed" and self._standing_error() is None:
+            return "fixed"
         return "flagged" if self.flagged else None
 
+    def _unrepaired(self) -> list[Finding]:
+        """The findings a fix did not repair (all of them, if nothing was fixed)."""
+        if self.action != "fixed":
+            return list(self.findings)
+        # A finding about a name is repaired where fix mode rewrote that name; one at a place
+        # it left as sent (a choice no rewrite explains, a name offered twice) still stands.
+        fixed = {(f.path, f.message_index) for f in self.fixes}
+        return [
+            f
+            for f in self.findings
+            if f.code not in _RENAMED_CODES or (f.path, f.message_index) not in fixed
+        ]
+
+    def _standing_error(self) -> Finding | None:
+        """The worst error a fix left standing, by SEVERITY_RANK: the provider's rejection, a
+        call to a tool never offered. It outranks the fix, so the line leads with it."""
+        worst = max(self._unrepaired(), key=lambda f: SEVERITY_RANK[f.severity], default=None)
+        return worst if worst is not None and worst.severity == "error" else None
+
     def comment(self) -> str:
-        """One line: the outcome and the worst finding, as the flow list shows it."""
+        """One line: the worst outcome first (an error the provider returned or the app will
+        hit, then a fix, then warnings), as the flow list shows it."""
         if self.outcome == "fixed":
             text = f"{COMMENT_PREFIX} fixed {self.fixes_text()}"
-            repaired = (codes.CHOICE_NOT_IN_TOOLS,) if not self.renamed else _RENAMED_CODES
-            others = [f for f in self.findings if f.code not in repaired]
+            others = self._unrepaired()
         else:
-            lead = sorted(self.findings, key=lambda f: -SEVERITY_RANK[f.severity])
+            lead = sorted(self._unrepaired(), key=lambda f: -SEVERITY_RANK[f.severity])
             head = lead[0] if lead else None
             verb = "blocked" if self.outcome == "blocked" else head.severity if head else ""
             text = (
@@ -303,12 +325,14 @@ class FlowRecord:
             )
             others = lead[1:]
         # In fix mode the provider saw other bytes: its rejection is news, never a confirmation.
-        confirmed = confirmations(self.findings) if self.outcome != "fixed" else []
+        confirmed = confirmations(self.findings) if self.action != "fixed" else []
         others = [f for f in others if f not in confirmed]
         if others:
             text += f" (+{len(others)} more)"
         if confirmed:
             text += "; the provider rejected it too"
+        if self.action == "fixed" and self.outcome != "fixed":
+            text += f"; toolnames fixed {self.fixes_text()}"
         if self.fix_skipped and "; not fixed: " not in text:
             first = self.fix_skipped[0]
             text += f"; not fixed: {first.text}"

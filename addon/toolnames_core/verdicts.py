@@ -11,9 +11,11 @@ is then out of date, and the user can set ``toolnames_rule`` or report it.
 from __future__ import annotations
 
 from toolnames_core import codes
+from toolnames_core.aliases import ALIAS_REWRITE
 from toolnames_core.model import Finding
 from toolnames_core.names import describe_name
 from toolnames_core.names import escape_text
+from toolnames_core.names import quote_name
 from toolnames_core.rejections import Rejection
 from toolnames_core.rules import RULES
 from toolnames_core.rules import name_violations
@@ -90,10 +92,14 @@ def rejected_findings(
     host: str,
     judge_rule: bool,
     readable: bool = True,
+    rewritten: dict[str, tuple[str, str]] | None = None,
 ) -> list[Finding]:
     """``provider-rejected`` for each rejection, and, when ``judge_rule`` (the provider saw the
     client's own bytes), ``rule-disagrees`` for each rejected name toolnames' rule accepts.
-    ``readable``: toolnames read the request (else it predicted nothing, and says so)."""
+    ``readable``: toolnames read the request (else it predicted nothing, and says so);
+    ``rewritten``: where fix mode sent its own name, the client's name there and the rewrite
+    (``alias``, or the client rewrite a choice was fixed by)."""
+    rewritten = rewritten or {}
     found = []
     errors = [f for f in request_findings if f.severity == "error"]
     for r in rejections:
@@ -124,6 +130,10 @@ def rejected_findings(
                 )
             )
             continue
+        fixed = rewritten.get(r.path)
+        if fixed is not None and r.name is not None:
+            found += _fix_rejected(r, fixed, quoted, status, rule, host)
+            continue
         predicted = _prediction(r, request_findings)
         if predicted is None:
             said = "toolnames had not predicted it"
@@ -153,6 +163,44 @@ def rejected_findings(
                     rule,
                 )
             )
+    return found
+
+
+def _fix_rejected(
+    r: Rejection, fixed: tuple[str, str], quoted: str, status: int, rule: str, host: str
+) -> list[Finding]:
+    """The provider rejected a name fix mode sent, not the client's: toolnames' prediction was
+    about the client's name, so it confirms nothing. An alias was made to pass the rule, so
+    its rejection is the provider's verdict on the rule."""
+    client_name, rewrite = fixed
+    what = f"{r.path} {describe_name(r.name)}"
+    if rewrite == ALIAS_REWRITE:
+        sent = f"toolnames' alias for {quote_name(client_name)}"
+    else:
+        sent = f"what toolnames sent for {quote_name(client_name)} ({rewrite})"
+    found = [
+        Finding(
+            codes.PROVIDER_REJECTED,
+            "error",
+            r.path,
+            f"the provider rejected {what}, {sent} (HTTP {status}): {quoted}; fix mode's "
+            "name did not work, and the request failed",
+        )
+    ]
+    broken = name_violations(r.name, RULES[rule])
+    if rewrite == ALIAS_REWRITE and r.place in ("tool", "history") and not broken:
+        rejecting = [rid for rid, nr in RULES.items() if name_violations(r.name, nr)]
+        found.append(
+            Finding(
+                codes.RULE_DISAGREES,
+                "warning",
+                r.path,
+                f"rule {rule} disagrees with {_host(host)}: the provider rejected {what}, "
+                f"toolnames' alias for {quote_name(client_name)}, which rule {rule} accepts; "
+                f"{_advice(host, rejecting, 'reject')}",
+                rule,
+            )
+        )
     return found
 
 

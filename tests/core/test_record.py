@@ -1,5 +1,7 @@
 """The record of a flow (record.py): made from an exchange, kept as metadata, read back once."""
 
+import json
+
 import pytest
 
 from tests.testkit import exchange_for
@@ -130,3 +132,56 @@ def test_a_rejection_toolnames_did_not_predict_counts_as_more():
     assert comment.startswith("toolnames error: provider-rejected: ")
     assert comment.endswith(" (+1 more)")  # the rule-disagrees warning
     assert "the provider rejected it too" not in comment
+
+
+def _chat(*names: str, choice: str | None = None) -> bytes:
+    tools = [{"type": "function", "function": {"name": n}} for n in names]
+    body = {"messages": [], "tools": tools}
+    if choice:
+        body["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    return json.dumps(body).encode()
+
+
+def _openai_rejection(path: str, said: str) -> bytes:
+    return json.dumps({"error": {"message": f"Invalid '{path}': {said}", "param": path}}).encode()
+
+
+def test_a_fix_the_provider_still_rejected_leads_with_the_rejection_not_the_fix():
+    exchange = exchange_for(_chat("a.b"), "openai-chat", "openai", fix=True)
+    rejection = _openai_rejection("tools[0].function.name", "string too long.")
+    exchange.check_response(400, "application/json", rejection)
+    recorded = FlowRecord.of(exchange, "fix")
+    assert (recorded.action, recorded.outcome) == ("fixed", "flagged")
+    comment = recorded.comment()
+    alias = exchange.fixes[0].new
+    assert comment.startswith(
+        f"toolnames error: provider-rejected: the provider rejected tools[0].function.name "
+        f"'{alias}' ({len(alias)} chars), toolnames' alias for 'a.b' (HTTP 400): "
+    )
+    assert comment.endswith(f" (+1 more); toolnames fixed renamed 'a.b' → '{alias}'")
+
+
+def test_a_call_to_a_tool_never_offered_outranks_the_fix():
+    exchange = exchange_for(_chat("a.b"), "openai-chat", "openai", fix=True)
+    answer = b'{"choices": [{"message": {"tool_calls": [{"function": {"name": "nope"}}]}}]}'
+    exchange.check_response(200, "application/json", answer)
+    comment = FlowRecord.of(exchange, "fix").comment()
+    assert comment.startswith("toolnames error: response-unknown-tool: ")
+    assert "; toolnames fixed renamed 'a.b' → " in comment
+
+
+def test_a_choice_fix_mode_left_as_sent_still_stands_beside_a_rename():
+    # The choice matches no offered tool under any known rewrite: the provider will reject it.
+    exchange = exchange_for(_chat("a.b", choice="zzz"), "openai-chat", "openai", fix=True)
+    recorded = FlowRecord.of(exchange, "fix")
+    assert recorded.outcome == "flagged"
+    assert recorded.comment().startswith("toolnames error: choice-not-in-tools: ")
+
+
+def test_a_fix_with_only_warnings_left_leads_with_the_fix():
+    exchange = exchange_for(_chat("a.b"), "openai-chat", "openai", fix=True)
+    exchange.response_unread(200, "streamed through")
+    recorded = FlowRecord.of(exchange, "fix")
+    assert recorded.outcome == "fixed"
+    assert recorded.comment().startswith("toolnames fixed renamed 'a.b' → ")
+    assert " (+1 more)" in recorded.comment()  # the response-unreadable warning

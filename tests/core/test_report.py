@@ -10,8 +10,8 @@ from toolnames_core.report import format_summary
 from toolnames_core.report import summarize
 
 
-def finding(code: str, severity: str = "error") -> Finding:
-    return Finding(code, severity, "tools[0].function.name", f"{code} here")
+def finding(code: str, severity: str = "error", path: str = "tools[0].function.name") -> Finding:
+    return Finding(code, severity, path, f"{code} here")
 
 
 def meta(action: str, *findings: Finding, fixes=None, mode: str = "observe") -> dict:
@@ -32,7 +32,12 @@ ENTRIES = [
         "api.openai.com",
         "POST",
         "/v1/chat/completions",
-        meta("fixed", finding("choice-not-in-tools"), fixes=[FIX], mode="fix"),
+        meta(
+            "fixed",
+            finding("choice-not-in-tools", path="tool_choice.function.name"),  # where FIX is
+            fixes=[FIX],
+            mode="fix",
+        ),
     ),
     FlowEntry(
         "3",

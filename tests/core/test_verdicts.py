@@ -183,3 +183,32 @@ def test_the_providers_words_are_shown_with_a_raw_bidi_character_escaped():
     (rejected,) = [f for f in exchange.findings if f.code == "provider-rejected"]
     assert "\u202e" not in rejected.message
     assert "'search\\u202eweb' does not match pattern" in rejected.message
+
+
+def test_a_rejected_alias_is_the_providers_verdict_on_the_rule_not_a_confirmation():
+    ex = exchange("fs.read", fix=True)
+    alias = ex.fixes[0].new
+    found = ex.check_response(400, "application/json", rejection())
+    assert codes_of(found) == [
+        ("provider-rejected", "tools[0].function.name"),
+        ("rule-disagrees", "tools[0].function.name"),
+    ]
+    rejected, disagrees = found
+    assert f"'{alias}' ({len(alias)} chars), toolnames' alias for 'fs.read' (HTTP 400)" in (
+        rejected.message
+    )
+    assert rejected.message.endswith("; fix mode's name did not work, and the request failed")
+    assert "predicted" not in rejected.message
+    assert disagrees.rule == "openai" and "toolnames' alias for 'fs.read'" in disagrees.message
+
+
+def test_a_rejected_choice_fix_is_no_verdict_on_the_rule():
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "search_web"}}]}
+    body["tool_choice"] = {"type": "function", "function": {"name": "search.web"}}
+    ex = Exchange("openai-chat", "openai", "api.example.com")
+    ex.check_request(json.dumps(body).encode(), fix=True)
+    path = "tool_choice.function.name"
+    said = json.dumps({"error": {"message": f"Invalid '{path}': no such tool", "param": path}})
+    (found,) = ex.check_response(400, "application/json", said.encode())
+    assert (found.code, found.path) == ("provider-rejected", path)
+    assert "what toolnames sent for 'search.web' (mastra+openai-agents)" in found.message

@@ -184,3 +184,76 @@ def test_a_rejected_request_toolnames_did_not_read_says_so(
     (line,) = annotations(proxy.log_text())
     assert line.startswith("toolnames error: provider-rejected: ")
     assert "so it predicted nothing" in line
+
+
+def fix_run(mitmdump, binary, provider, tmp_path, name: str, headers: dict | None = None):
+    """One chat completion in fix mode, saved: (what the SDK got, the saved flow, its line)."""
+    import openai
+
+    saved = tmp_path / "fixed.mitm"
+    args = ["--set", "toolnames_mode=fix", "--set", f"toolnames_save={saved}"]
+    proxy = mitmdump(*args, upstream=provider.url, binary=binary)
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-test", max_retries=0)
+    tool = {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    try:
+        got = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "find my orders"}],
+            tools=[tool],
+            extra_headers=headers or {},
+        )
+    except openai.BadRequestError as error:
+        got = error
+    (flow,) = wait_for_flows(saved, 1)
+    proxy.wait_for_log("toolnames")
+    proxy.stop()
+    (line,) = annotations(proxy.log_text())
+    return got, flow, line, saved
+
+
+@pytest.mark.needs_sdk
+def test_a_drifted_provider_rejecting_toolnames_alias_is_said_so_not_fixed(
+    mitmdump, mitmdump_binary, drifted, tmp_path
+):
+    import openai
+
+    provider = drifted(60)  # shorter than the 64 characters of toolnames' alias
+    got, flow, line, saved = fix_run(mitmdump, mitmdump_binary, provider, tmp_path, LONG_NAME)
+
+    assert isinstance(got, openai.BadRequestError)
+    record = flow.metadata["toolnames"]
+    (fix,) = record["fixes"]
+    alias = fix["to"]
+    assert len(alias) == 64 and fix["from"] == LONG_NAME
+    expected = [
+        ("name-too-long", "error", TOOLS_PATH),
+        ("provider-rejected", "error", TOOLS_PATH),
+        ("rule-disagrees", "warning", TOOLS_PATH),
+    ]
+    assert findings(flow) == expected
+    _, rejected, disagrees = record["findings"]
+    said = f"the provider rejected {TOOLS_PATH} '{alias}' (64 chars), toolnames' alias for '{LONG_NAME}'"
+    assert rejected["message"].startswith(said)
+    assert "had predicted" not in rejected["message"]
+    assert disagrees["message"].startswith(
+        f"rule openai disagrees with 127.0.0.1: the provider rejected {TOOLS_PATH} '{alias}'"
+    )
+    # The headline is the failure, not the fix; the flow is marked flagged, not fixed.
+    assert line.startswith(f"toolnames error: provider-rejected: {said}")
+    assert f"; toolnames fixed renamed '{LONG_NAME}' → '{alias}'" in line
+    assert flow.marked == ":warning:"
+    assert scanned(saved) == expected
+
+
+@pytest.mark.needs_sdk
+def test_fix_mode_leads_with_a_call_to_a_tool_never_offered(
+    mitmdump, mitmdump_binary, drifted, tmp_path
+):
+    provider = drifted(None)
+    headers = {"x-standin-call": "delete_everything"}
+    got, flow, line, _ = fix_run(mitmdump, mitmdump_binary, provider, tmp_path, LONG_NAME, headers)
+
+    assert got.choices[0].message.tool_calls[0].function.name == "delete_everything"
+    assert line.startswith("toolnames error: response-unknown-tool: ")
+    assert "; toolnames fixed renamed " in line
+    assert flow.marked == ":warning:"
