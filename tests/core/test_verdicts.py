@@ -128,7 +128,7 @@ def test_an_untied_rejection_quotes_the_provider_and_guesses_nothing():
 
 
 def test_a_rejection_of_a_request_toolnames_did_not_read_claims_no_prediction():
-    ex = Exchange("openai-chat", "openai", "api.example.com")
+    ex = Exchange(FORMATS["openai-chat"], RULES["openai"], "api.example.com")
     ex.check_request(b"", problem="the body is 9000 bytes, over toolnames_max_body")
     (found,) = ex.check_response(400, "application/json", rejection())
     assert (found.code, found.path) == ("provider-rejected", "tools[0].function.name")
@@ -205,7 +205,7 @@ def test_a_rejected_alias_is_the_providers_verdict_on_the_rule_not_a_confirmatio
 def test_a_rejected_choice_fix_is_no_verdict_on_the_rule():
     body = {"messages": [], "tools": [{"type": "function", "function": {"name": "search_web"}}]}
     body["tool_choice"] = {"type": "function", "function": {"name": "search.web"}}
-    ex = Exchange("openai-chat", "openai", "api.example.com")
+    ex = Exchange(FORMATS["openai-chat"], RULES["openai"], "api.example.com")
     ex.check_request(json.dumps(body).encode(), fix=True)
     path = "tool_choice.function.name"
     said = json.dumps({"error": {"message": f"Invalid '{path}': no such tool", "param": path}})
