@@ -169,6 +169,9 @@ class FlowRecord:
             client=client,
             accept_encoding_sent=exchange.accept_encoding_sent,
             length_dropped=exchange.length_dropped,
+            signed=exchange.signed,
+            signed_declined=exchange.signed_declined,
+            resigned=exchange.resigned,
         )
 
     # -- as flow metadata ----------------------------------------------------------------
@@ -339,6 +342,11 @@ class FlowRecord:
             if len(self.fix_skipped) > 1:
                 text += f" (+{len(self.fix_skipped) - 1} more not fixed)"
         if self.signed_declined is not None:
+            if "; not fixed: the request is signed" not in text and self.signed is not None:
+                text += (
+                    f"; not fixed: the request is signed with AWS SigV4 "
+                    f"({self.signed.scope_text}), and {self.signed_declined}"
+                )
             text += f"; {SIGNED_WORKAROUNDS}"
         # One line: names are escaped already; a provider's quoted words may still break lines.
         return storable(" ".join(text.split()))

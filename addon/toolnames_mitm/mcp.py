@@ -15,6 +15,7 @@ from toolnames_core import endpoint_session
 from toolnames_core import is_mcp_request
 from toolnames_core import is_stream
 from toolnames_mitm import flows
+from toolnames_mitm import signing
 from toolnames_mitm.addon import ToolNames
 from toolnames_mitm.flows import Tracked
 
@@ -30,6 +31,22 @@ class McpTraffic:
     def __init__(self, tool_names: ToolNames) -> None:
         self.tool_names = tool_names
         self.state = McpState()
+
+    def _may_fix(
+        self, flow: http.HTTPFlow, exchange: McpExchange, live: bool
+    ) -> tuple[bool, signing.Permission | None]:
+        """Whether fix mode may change this flow (and its answer: aliases listed to a client
+        whose calls are signed could not be sent back under the server's names). A request
+        signed with AWS SigV4 only with the credentials to sign it again (signing.py); else
+        the exchange is left as it came, and its record says why."""
+        if self.tool_names.mode != "fix" or not live:
+            return False, None
+        signed = exchange.signed = signing.signed_by(flow.request)
+        if signed is None:
+            return True, None
+        permission = signing.permission(flow.request, signed, self.tool_names.resign)
+        exchange.signed_declined = permission.refusal
+        return permission.refusal is None, permission
 
     def _exchange(self, request: http.Request) -> McpExchange:
         # Streamable HTTP names the session in a header; HTTP+SSE in the endpoint's query.
@@ -73,15 +90,24 @@ class McpTraffic:
             return
         exchange = self._exchange(request)
         live = flows.mutable(flow)
-        exchange.check_request(messages, content, fix=names.mode == "fix" and live)
+        fix, permission = self._may_fix(flow, exchange, live)
+        exchange.check_request(messages, content, fix=fix)
         names.tracked[flow] = Tracked(mcp=exchange)
+        changed = False
         if exchange.new_body is not None:
             request.content = exchange.new_body
+            changed = True
         if exchange.new_name_header is not None:
             request.headers["mcp-name"] = exchange.new_name_header
+            changed = True
         accept = exchange.answer_encoding(flows.header(request, b"accept-encoding"))
         if accept is not None:
             request.headers["accept-encoding"] = accept
+            changed = True
+        if changed and exchange.signed is not None:
+            # _may_fix let a signed request be changed only with the client's credentials.
+            signing.resign(request, exchange.signed, permission.credentials)
+            exchange.resigned = True
         if exchange.request_findings or exchange.fixes:
             comment = flows.mark(flow, flows.recorded(flow, exchange, names.mode))
             if not flow.live and flow.response is None and flow.error is None:
@@ -131,7 +157,7 @@ class McpTraffic:
         if flows.header(response, b"content-encoding") or not names.watches(flow):
             return
         exchange = self._exchange(request)
-        exchange.fixing = names.mode == "fix"
+        exchange.fixing = self._may_fix(flow, exchange, flow.live)[0]
         names.tracked[flow] = Tracked(mcp=exchange)
         response.stream = exchange.stream(exchange.fixing, sniff=True)
 

@@ -10,8 +10,14 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 from harness.inprocess import running
+from tests.testkit.sigv4 import KEY
+from tests.testkit.sigv4 import SECRET
+from tests.testkit.sigv4 import core_signed
+from toolnames_core import Credentials
 from toolnames_core import FlowRecord
 from toolnames_core import codes
+from toolnames_core import read_signature
+from toolnames_core import verifies
 
 DOTTED = "github.create_issue"
 PLAIN = "get_weather"
@@ -206,3 +212,58 @@ def test_another_event_stream_goes_on_as_it_comes_and_gets_no_record():
         assert f.response.stream(events) + f.response.stream(b"") == events
         mcp.response(f)
     assert "toolnames" not in f.metadata
+
+
+# -- an MCP server behind AWS SigV4 (IAM-authenticated gateways) --------------------------------
+
+
+def signed_mcp(message) -> http.HTTPFlow:
+    f = mcp_flow(message)
+    del f.request.headers["authorization"]
+    pairs = [(k.decode(), v.decode()) for k, v in f.request.headers.fields]
+    signed = core_signed(f.request.path, pairs, f.request.raw_content, service="bedrock-agentcore")
+    f.request.headers = http.Headers([(k.encode(), v.encode()) for k, v in signed])
+    return f
+
+
+def still_verifies(f: http.HTTPFlow) -> bool:
+    request = f.request
+    pairs = [(k.decode(), v.decode()) for k, v in request.headers.fields]
+    signed = read_signature([request.headers["authorization"]], "")
+    path, _, query = request.path.partition("?")
+    credentials = Credentials(KEY, SECRET)
+    return verifies(request.method, path, query, pairs, request.raw_content, signed, credentials)
+
+
+def test_fix_mode_leaves_a_signed_mcp_exchange_as_it_came_and_says_why(monkeypatch):
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    with running(toolnames_mode="fix") as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        body = json.dumps(LISTING).encode()
+        listed = run(mcp, signed_mcp(rpc("tools/list")), body)
+        call = signed_mcp(rpc("tools/call", 2, name=DOTTED))
+        sent = call.request.raw_content
+        run(mcp, call, {"jsonrpc": "2.0", "id": 2, "result": {}})
+    # No alias reaches the client, whose calls could not be sent back changed.
+    assert listed.response.content == body
+    assert call.request.raw_content == sent and still_verifies(call)
+    meta = listed.metadata["toolnames"]
+    assert meta["signed"]["declined"] == "toolnames_resign is off"
+    assert "not fixed: the request is signed with AWS SigV4 (access key AKIDTESTNOTAKEY" in (
+        listed.comment
+    )
+
+
+def test_fix_mode_signs_a_changed_mcp_call_again_with_the_clients_key(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    with running(toolnames_mode="fix", toolnames_resign=True) as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        listed = run(mcp, signed_mcp(rpc("tools/list")), json.dumps(LISTING).encode())
+        alias = json.loads(listed.response.content)["result"]["tools"][0]["name"]
+        assert alias != DOTTED
+        call = signed_mcp(rpc("tools/call", 2, name=alias))
+        run(mcp, call, {"jsonrpc": "2.0", "id": 2, "result": {}})
+    assert json.loads(call.request.content)["params"]["name"] == DOTTED
+    assert still_verifies(call)
+    assert call.metadata["toolnames"]["signed"]["resigned"] is True

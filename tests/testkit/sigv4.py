@@ -18,6 +18,7 @@ __all__ = [
     "SECRET",
     "WHEN",
     "botocore_signed",
+    "core_signed",
     "signed_converse",
 ]
 
@@ -84,7 +85,7 @@ def signed_converse(
     try:
         import botocore  # noqa: F401
     except ImportError:
-        return path, _core_signed(path, headers, body, key, secret, token)
+        return path, core_signed(path, headers, body, key=key, secret=secret, token=token)
     request, _ = botocore_signed(
         "POST",
         f"https://{BEDROCK_HOST}{path}",
@@ -98,7 +99,17 @@ def signed_converse(
     return path, list(request.headers.items())
 
 
-def _core_signed(path, headers, body, key, secret, token) -> list[tuple[str, str]]:
+def core_signed(
+    path: str,
+    headers: Sequence[tuple[str, str]],
+    body: bytes,
+    *,
+    key: str = KEY,
+    secret: str = SECRET,
+    token: str | None = None,
+    method: str = "POST",
+    service: str = "bedrock",
+) -> list[tuple[str, str]]:
     """The headers botocore would send, signed by the core's signer: every header but
     User-Agent signed, X-Amz-Date and the session token added first, as botocore does."""
     from toolnames_core import Credentials
@@ -110,10 +121,9 @@ def _core_signed(path, headers, body, key, secret, token) -> list[tuple[str, str
     if token:
         pairs.append(("X-Amz-Security-Token", token))
     names = tuple(sorted({k.lower() for k, _ in pairs} - {"user-agent"}))
-    scope = Signed(
-        "AWS4-HMAC-SHA256", key, when.strftime("%Y%m%d"), "us-east-1", "bedrock", names, False
-    )
-    new = resign_headers(
-        "POST", path, "", pairs, body, scope, Credentials(key, secret, token), when
-    )
+    day = when.strftime("%Y%m%d")
+    scope = Signed("AWS4-HMAC-SHA256", key, day, "us-east-1", service, names, False)
+    path, _, query = path.partition("?")
+    credentials = Credentials(key, secret, token)
+    new = resign_headers(method, path, query, pairs, body, scope, credentials, when)
     return [*pairs, ("Authorization", new.headers["authorization"])]

@@ -45,6 +45,7 @@ from toolnames_core.model import format_path
 from toolnames_core.names import quote_name
 from toolnames_core.rules import RULES
 from toolnames_core.rules import valid_name_pattern
+from toolnames_core.sigv4 import Signed
 
 __all__ = [
     "API",
@@ -123,6 +124,11 @@ class McpExchange:
         # answer's Content-Length when fix mode sent it on without it.
         self.accept_encoding_sent: str | None = None
         self.length_dropped: str | None = None
+        # The request's AWS SigV4 signature (set by the caller), why fix mode left the
+        # exchange as it came because of it, and whether fix mode signed the request again.
+        self.signed: Signed | None = None
+        self.signed_declined: str | None = None
+        self.resigned = False
 
     @property
     def findings(self) -> list[Finding]:
