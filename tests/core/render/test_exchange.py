@@ -289,3 +289,29 @@ def test_each_unusual_character_in_the_names_shown_is_named_by_its_code_point():
     text = render_request_text(json.dumps(body).encode(), "openai-chat", "openai")
     assert "'search\\u202eweb'" in text and "search\u202eweb" not in text
     assert "  '\\u202e'  U+202E RIGHT-TO-LEFT OVERRIDE" in text
+
+
+def test_the_view_says_a_request_is_signed_and_why_fix_mode_left_it_as_sent():
+    content = json.dumps(
+        {"toolConfig": {"tools": [{"toolSpec": {"name": "github.create_issue"}}]}}
+    ).encode()
+    signed = {
+        "algorithm": "AWS4-HMAC-SHA256",
+        "access_key_id": "AKIDTESTNOTAKEY",
+        "date": "20261202",
+        "region": "us-east-1",
+        "service": "bedrock",
+        "signed_headers": ["content-type", "host", "x-amz-date"],
+        "presigned": False,
+    }
+    meta = {"api": "bedrock-converse", "rule": "bedrock", "mode": "fix", "action": "observed"}
+    declined = {**meta, "findings": [], "signed": {**signed, "declined": "toolnames_resign is off"}}
+    text = render_request_text(content, "bedrock-converse", "bedrock", declined)
+    (line,) = [x for x in text.splitlines() if x.startswith("Signed: ")]
+    assert line.startswith(
+        "Signed: AWS SigV4 (access key AKIDTESTNOTAKEY, service bedrock, region us-east-1; "
+        "signed headers content-type;host;x-amz-date); not fixed: toolnames_resign is off; "
+        "what would work: --set toolnames_resign=true"
+    )
+    unsigned = render_request_text(content, "bedrock-converse", "bedrock", {**meta, "findings": []})
+    assert "Signed: " not in unsigned
