@@ -11,7 +11,10 @@ calls of aliases run the server's own tools, and every other answer is the same.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -33,16 +36,22 @@ UNLISTED = "delete_repo"
 OPENAI_RULE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
+@contextlib.contextmanager
+def serving(tmp_path: Path, *flags: str):
+    """The stand-in MCP server (scripts/standin/mcp_server.py) on a free port: its base URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "standin.mcp_server", "--port", str(port), *flags]
+    log = tmp_path / f"mcp-server-{port}.log"
+    with ProcessGroup() as group:
+        group.add(start_process("mcp server", command, log, port=port))
+        yield f"http://127.0.0.1:{port}"
+
+
 @pytest.fixture(params=[False, True], ids=["sse", "json"])
 def mcp_url(request, tmp_path: Path):
     """The stand-in MCP server's URL, answering SSE or JSON."""
-    port = free_port()
-    command = [sys.executable, "-m", "standin.mcp_server", "--port", str(port)]
-    if request.param:
-        command.append("--json")
-    with ProcessGroup() as group:
-        group.add(start_process("mcp server", command, tmp_path / "mcp.log", port=port))
-        yield f"http://127.0.0.1:{port}"
+    with serving(tmp_path, *(["--json"] if request.param else [])) as url:
+        yield url
 
 
 async def session_of(url: str, mode: str, calls: list[str]) -> dict:
@@ -66,11 +75,8 @@ async def session_of(url: str, mode: str, calls: list[str]) -> dict:
 @pytest.fixture
 def sse_url(tmp_path: Path):
     """The stand-in MCP server over the older HTTP+SSE transport."""
-    port = free_port()
-    command = [sys.executable, "-m", "standin.mcp_server", "--port", str(port), "--sse"]
-    with ProcessGroup() as group:
-        group.add(start_process("mcp server", command, tmp_path / "mcp-sse.log", port=port))
-        yield f"http://127.0.0.1:{port}"
+    with serving(tmp_path, "--sse") as url:
+        yield url
 
 
 async def sse_session_of(url: str, calls: list[str]) -> dict:
@@ -179,3 +185,51 @@ async def test_http_sse_observe_and_fix(mitmdump, mitmdump_binary, sse_url, tmp_
     assert fixed["tools"] == direct["tools"]
     for alias, original in zip(fixed["names"], direct["names"], strict=True):
         assert fixed["calls"][alias] == direct["calls"][original]
+
+
+def ts_session_of(project: Path, url: str, transport: str, calls: list[str]) -> dict:
+    """What the TypeScript SDK's client gets (tests/e2e/mastra/mcp_client.cjs, under node)."""
+    result = subprocess.run(
+        ["node", str(project / "mcp_client.cjs"), url, transport, *calls],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=project,
+    )
+    got = json.loads(result.stdout.strip().splitlines()[-1])
+    assert got.pop("ok"), got
+    return got
+
+
+@pytest.mark.parametrize("transport", ["streamable", "sse"])
+def test_the_typescript_sdk_client_observed_and_fixed(
+    mitmdump, mitmdump_binary, mastra_project, tmp_path, transport
+):
+    """@modelcontextprotocol/sdk's client, Streamable HTTP and HTTP+SSE, through mitmdump."""
+    with serving(tmp_path, *(["--sse"] if transport == "sse" else [])) as base:
+        typescript_session(mitmdump, mitmdump_binary, mastra_project, tmp_path, transport, base)
+
+
+def typescript_session(mitmdump, mitmdump_binary, mastra_project, tmp_path, transport, base):
+    path = mcp_server.PATH if transport == "streamable" else mcp_server.SSE_PATH
+    direct = ts_session_of(mastra_project, base + path, transport, [])
+    saved = tmp_path / "observed.mitm"
+    observing = proxy(mitmdump, mitmdump_binary, base, saved, "observe")
+    assert ts_session_of(mastra_project, observing.url + path, transport, []) == direct
+    ts_session_of(mastra_project, observing.url + path, transport, [UNLISTED])
+    observing.stop()
+    findings = [f for flow in read_flows(saved) for f in flow.metadata["toolnames"]["findings"]]
+    places = {m[1] for f in findings if (m := re.search(r"tools\[(\d+)\]", f["path"]))}
+    assert {direct["names"][int(i)] for i in places} == {
+        mcp_server.DOTTED,
+        mcp_server.SPACED,
+        mcp_server.LONG,
+    }
+    assert [f["code"] for f in findings if UNLISTED in f["message"]] == ["mcp-call-unlisted"]
+    fixing = proxy(mitmdump, mitmdump_binary, base, tmp_path / "fixed.mitm", "fix")
+    fixed = ts_session_of(mastra_project, fixing.url + path, transport, [])
+    assert all(OPENAI_RULE.fullmatch(name) for name in fixed["names"]), fixed["names"]
+    assert fixed["tools"] == direct["tools"]
+    for alias, original in zip(fixed["names"], direct["names"], strict=True):
+        assert fixed["calls"][alias] == direct["calls"][original]
+        assert fixed["calls"][alias][1][0]["text"].startswith(f"{original} ran with ")
