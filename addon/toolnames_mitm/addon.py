@@ -24,6 +24,7 @@ from toolnames_core import Exchange
 from toolnames_core import FlowRecord
 from toolnames_core import Reader
 from toolnames_core import RuleOverride
+from toolnames_core import Signed
 from toolnames_core import StreamTap
 from toolnames_core import is_stream
 from toolnames_core import nothing_to_check
@@ -231,13 +232,19 @@ class ToolNames:
         seen = flows.incoming(flow, self.max_body)
         if seen is None:
             if flow.websocket is None and self.watches(flow):
+                # A signed request toolnames does not read is broken by the proxy all the same.
+                self._say_broken_signature(flow, signing.signed_by(flow.request))
                 self._unclaimed(flow)
             return
         if not self.watches(flow) or self.shown_as_read_back(flow):
             return
-        if seen.signed is not None and flow.live:
-            self._say_once(signing.breakers(flow, seen.signed, *self._rewrites_signed()))
+        self._say_broken_signature(flow, seen.signed)
         self._start(flow, seen)
+
+    def _say_broken_signature(self, flow: http.HTTPFlow, signed: Signed | None) -> None:
+        """What in mitmproxy's settings breaks a live request's signature, said once."""
+        if signed is not None and flow.live:
+            self._say_once(signing.breakers(flow, signed, *self._rewrites_signed()))
 
     def _unclaimed(self, flow: http.HTTPFlow) -> None:
         """Never silent: a request that carries tools to a path no format claims is noted on

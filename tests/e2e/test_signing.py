@@ -7,7 +7,11 @@ same credentials in mitmdump's environment the app gets its own tool names back;
 another key it declines. The secret is in no log line and no saved flow.
 
 The anthropic SDK's AnthropicBedrock client speaks InvokeModel, a format toolnames does not
-read yet (issue 21): it is not driven here.
+read yet (issue 21), nor the stand-in serve: its names are not fixed here. What is checked is
+that its signature, which covers every header but Connection (Accept-Encoding included),
+survives mitmdump and toolnames in every mode (the stand-in checks it before it says it has no
+such endpoint), and that mitmproxy's anticomp, which rewrites Accept-Encoding, breaks it and
+is said once.
 """
 
 from __future__ import annotations
@@ -170,3 +174,56 @@ def test_fix_mode_with_resign_declines_another_access_key(
     (line,) = annotations(proxy.log_text())
     assert "are another access key's" in line
     assert OTHER_SECRET not in proxy.log_text() and OTHER_KEY not in line
+
+
+def anthropic_bedrock(url: str) -> str:
+    """The class of the error the AnthropicBedrock client got (the stand-in serves no
+    InvokeModel: a 404 once the signature holds, a 403 when it does not)."""
+    anthropic = pytest.importorskip("anthropic")
+    client = anthropic.AnthropicBedrock(
+        aws_access_key=KEY,
+        aws_secret_key=SECRET,
+        aws_region="us-east-1",
+        base_url=url,
+        max_retries=0,
+    )
+    try:
+        client.messages.create(
+            model="anthropic.claude-3-haiku",
+            max_tokens=10,
+            messages=[{"role": "user", "content": "Open an issue."}],
+            tools=[{"name": DOTTED, "input_schema": CITY}],
+        )
+    except anthropic.APIStatusError as e:
+        return type(e).__name__
+    return "answered"
+
+
+@pytest.mark.parametrize("mode", ["observe", "fix", "block"])
+def test_the_anthropic_bedrock_clients_signature_survives_every_mode(
+    mitmdump, mitmdump_binary, standin, mode
+):
+    proxy = mitmdump(
+        "--set",
+        f"toolnames_mode={mode}",
+        "--set",
+        "toolnames_resign=true",
+        *KEEP_HOST,
+        binary=mitmdump_binary,
+        env=NO_AWS,
+    )
+    assert anthropic_bedrock(proxy.url) == "NotFoundError"
+    (received,) = standin.requests
+    signed = dict(received["headers"])["Authorization"]
+    assert "accept-encoding" in signed and "content-length" in signed
+
+
+def test_anticomp_breaks_a_signed_accept_encoding_and_toolnames_says_so_once(
+    mitmdump, mitmdump_binary, standin
+):
+    proxy = mitmdump("--set", "anticomp=true", *KEEP_HOST, binary=mitmdump_binary)
+    assert anthropic_bedrock(proxy.url) == "PermissionDeniedError"
+    assert anthropic_bedrock(proxy.url) == "PermissionDeniedError"
+    proxy.wait_for_log("anticomp")
+    said = [line for line in proxy.log_text().splitlines() if "anticomp option" in line]
+    assert len(said) == 1 and "Turn anticomp off for signed clients" in said[0]

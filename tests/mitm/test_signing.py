@@ -281,3 +281,13 @@ def test_anticomp_with_a_signed_accept_encoding_is_said_once(caplog):
         tn.request(signed_flow(extra=[("Accept-Encoding", "gzip")]))
         tn.request(signed_flow())  # Accept-Encoding not signed: nothing to say
     assert [w for w in warnings(caplog) if "anticomp" in w] == [signing.ANTICOMP]
+
+
+def test_a_signed_request_toolnames_does_not_read_is_warned_about_too(caplog):
+    with running(toolnames_mode="observe") as (tctx, tn):
+        tctx.options.add_option("keep_host_header", bool, False, "")
+        f = signed_flow()
+        f.request.path = "/model/anthropic.claude-3-haiku/invoke-with-some-new-path"
+        f.client_conn.proxy_mode = ProxyMode.parse("reverse:https://" + BEDROCK_HOST)
+        tn.request(f)
+    assert [w for w in warnings(caplog) if "reverse mode" in w] == [signing.REVERSE_HOST]
