@@ -77,7 +77,8 @@ def endpoint_session(url: bytes | str) -> str:
 
 
 def _id_key(value: object) -> str:
-    # JSON-RPC ids are strings or numbers, and 1 is not "1".
+    # JSON-RPC ids are strings or numbers, and 1 is not "1". (Whatever json.loads read,
+    # json.dumps writes: it nests no deeper than json.loads does.)
     return json.dumps(value, sort_keys=True)
 
 

@@ -3,11 +3,13 @@ judged against the session's listing, headers against the body; fix mode's alias
 and called back under the server's names, every other byte kept."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.testkit.strategies import keyed_bodies
 from toolnames_core import codes
 from toolnames_core.aliases import alias_for
 from toolnames_core.mcp import McpExchange
@@ -316,3 +318,60 @@ def test_a_get_stream_that_is_no_mcp_goes_on_unread():
         b"".join(stream(other[i : i + 5]) for i in range(0, len(other), 5)) + stream(b"") == other
     )
     assert exchange.findings == []
+
+
+# -- properties over whatever MCP-ish JSON: never an exception, observe never changes a byte,
+# fix changes only listed names ---------------------------------------------------------------
+
+KEYS = ["jsonrpc", "id", "method", "params", "name", "result", "tools", "error", "cursor"]
+STRINGS = ["2.0", "tools/list", "tools/call", "ping", DOTTED, SPACED, PLAIN, "notifications/x"]
+messages_of = keyed_bodies(KEYS, STRINGS)
+bodies = st.one_of(messages_of, st.lists(messages_of, min_size=1, max_size=4)).map(
+    lambda v: json.dumps(v).encode()
+)
+listed_names = st.lists(st.sampled_from(NAMES) | st.text(max_size=70), max_size=6)
+
+
+@given(bodies, bodies, st.booleans(), st.booleans())
+def test_whatever_json_rpc_comes_nothing_raises_and_observe_changes_nothing(
+    request, answer, fix, as_sse
+):
+    messages = is_mcp_request(request)
+    if messages is None:
+        return
+    exchange = McpExchange(McpState(), SERVER, "s", "openai", name_header="x", method_header="y")
+    exchange.check_request(messages, request, fix=fix)
+    content_type = "text/event-stream" if as_sse else "application/json"
+    body = sse(answer) if as_sse else answer
+    new = exchange.check_answer(200, content_type, body, fix=fix)
+    if not fix:
+        assert new is None and exchange.new_body is None and exchange.fixes == []
+
+
+@given(listed_names, st.booleans(), st.integers(1, 200))
+def test_fix_changes_only_the_names_the_rule_rejects_whatever_they_are(names, as_sse, size):
+    state = McpState()
+    batch = json.dumps(
+        [
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        ]
+    ).encode()
+    exchange = send(state, batch, fix=True)
+    answer = listing(names)
+    body = sse(answer) if as_sse else answer
+    if as_sse:
+        stream = exchange.stream(True)
+        new = b"".join(stream(body[i : i + size]) for i in range(0, len(body), size)) + stream(b"")
+        new = b"\n".join(line[6:] for line in new.split(b"\r\n") if line.startswith(b"data: "))
+    else:
+        new = exchange.check_answer(200, "application/json", body, fix=True) or body
+    got = json.loads(new)["result"]["tools"]
+    rule_ok = re.compile(r"[a-zA-Z0-9_-]{1,64}").fullmatch
+    renamed = {f.old: f.new for f in exchange.fixes}
+    for name, tool in zip(names, got, strict=True):
+        assert tool["name"] == (name if rule_ok(name) else renamed.get(name, name))
+        assert tool["inputSchema"] == {"type": "object"}
+    assert all(rule_ok(alias) for alias in renamed.values())
+    skipped = {s.name for s in exchange.fix_skipped}
+    assert {n for n in names if not rule_ok(n)} == set(renamed) | skipped
