@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from typing import NamedTuple
 
@@ -350,6 +351,26 @@ class FlowRecord:
             text += f"; {SIGNED_WORKAROUNDS}"
         # One line: names are escaped already; a provider's quoted words may still break lines.
         return storable(" ".join(text.split()))
+
+    def fixed_message(self, index: int) -> FlowRecord | None:
+        """A WebSocket session's record of one message fix mode rewrote: its own findings and
+        fixes, so its line says once what happened to it; None if it was not rewritten."""
+        fixes = [f for f in self.fixes if f.message_index == index]
+        if not fixes:
+            return None
+        findings = [f for f in self.findings if f.message_index == index]
+        return replace(self, findings=findings, fixes=fixes, fix_skipped=[], restored=0)
+
+    def outcome_text(self) -> str:
+        """What the outcome was, in the words of what happened (the content view's line)."""
+        outcome = self.outcome
+        if outcome == "fixed":
+            return self.fixes_text()
+        if outcome == "blocked":
+            return "toolnames answered with an error; the provider never saw the request"
+        if self.action == "fixed":
+            return f"see the findings below; it also fixed: {self.fixes_text()}"
+        return "see the findings below"
 
     @property
     def renamed(self) -> dict[str, tuple[str, int]]:

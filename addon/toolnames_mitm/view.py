@@ -124,10 +124,12 @@ def session_view(flow: http.HTTPFlow, shown: object, data: bytes) -> str | None:
             session.receive(i, message.from_client, message.content)
     from_client = getattr(shown, "from_client", True)
     session.receive(index, from_client, data)
-    findings = None
+    findings = fixed = None
     if recorded is not None:
         findings = [f for f in recorded.findings if f.message_index == index]
-    return render_message(session, index, from_client, findings)
+        in_message = recorded.fixed_message(index)
+        fixed = in_message.fixes_text() if in_message is not None else None
+    return render_message(session, index, from_client, findings, fixed)
 
 
 def _known_rule(value: str) -> str:

@@ -72,14 +72,15 @@ class LiveSessions:
         recorded = flows.recorded(flow, session, self.toolnames.mode)
         flows.mark(flow, recorded)
         side = "client" if message.from_client else "server"
+        fixed = recorded.fixed_message(index)
+        if fixed is not None:
+            # One line, its worst outcome first: a renamed name's findings are what was fixed.
+            self.toolnames.log(flow, f"message {index} ({side}): {fixed.comment()}")
+            return
         for finding in outcome.findings:
             self.toolnames.log(
                 flow,
                 f"message {index} ({side}): toolnames {finding.severity}: {finding.code}: {finding.message}",
-            )
-        if session.fixes and session.fixes[-1].message_index == index:
-            self.toolnames.log(
-                flow, f"message {index} ({side}): toolnames fixed {recorded.fixes_text()}"
             )
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -198,6 +199,16 @@ def test_fix_runs_realtime_tools_with_mcp_names_under_their_own_names(
     alias = update["session"]["tools"][0]["name"]
     assert alias.startswith("github_create_issue_")
     proxy.wait_for_log("toolnames fixed renamed 'github.create_issue'")
+    proxy.stop()
+    # One outcome, said once: the renamed declaration is fixed, not an error and a fix.
+    lines = [line for line in proxy.log_text().splitlines() if ": toolnames " in line]
+    assert len(lines) == 1, lines
+    assert re.search(
+        r"/v1/realtime\?model=gpt-realtime: message \d+ \(client\): toolnames fixed renamed "
+        + re.escape(f"'{MCP_NAME}' → '{alias}'")
+        + "$",
+        lines[0],
+    )
 
 
 def test_fix_runs_a_gemini_live_session_and_its_tool_response(

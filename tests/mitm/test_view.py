@@ -280,6 +280,27 @@ def test_a_websocket_message_is_shown_against_the_session_before_it():
     assert mitm_view.session_view(other, other.websocket.messages[0], b"hi") is None
 
 
+def test_a_renamed_session_message_shows_what_fix_mode_did_to_it():
+    from toolnames_core import FlowRecord
+    from toolnames_core.model import Finding
+    from toolnames_core.record import RecordedFix
+
+    f = realtime_flow(DECLARE, CALL)
+    path = "session.tools[0].name"
+    f.metadata["toolnames"] = FlowRecord(
+        "openai-realtime",
+        "openai",
+        "fix",
+        "fixed",
+        [Finding("name-invalid-chars", "error", path, "'a.b' has a dot", message_index=0)],
+        [RecordedFix(path, "a.b", "a_b_12345678", "alias", 0)],
+    ).to_metadata()
+    shown = mitm_view.session_view(f, f.websocket.messages[0], f.websocket.messages[0].content)
+    assert "Outcome: fixed in fix mode: renamed 'a.b' → 'a_b_12345678'\n" in shown
+    other = mitm_view.session_view(f, f.websocket.messages[1], f.websocket.messages[1].content)
+    assert "Outcome:" not in other  # the answer was not rewritten
+
+
 @needs_mitmproxy12
 def test_the_view_opens_by_itself_on_a_session_message_that_names_tools(view):
     f = realtime_flow(DECLARE, (True, {"type": "input_audio_buffer.append", "audio": "AA"}))

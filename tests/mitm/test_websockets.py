@@ -261,8 +261,9 @@ def test_block_closes_a_gemini_live_session(monkeypatch):
     assert flow_ is f and code == 1007 and reason.startswith("toolnames: setup.tools[0]")
 
 
-def test_fix_renames_out_and_restores_back_and_records_each_message():
+def test_fix_renames_out_and_restores_back_and_records_each_message(caplog):
     with live_sessions(toolnames_mode="fix") as (tctx, tn):
+        caplog.set_level(logging.WARNING)
         f = ws_flow("api.openai.com", REALTIME_PATH)
         tn.websocket_start(f)
         sent = ws_send(tn, f, True, realtime_update("github.create_issue"))
@@ -293,6 +294,12 @@ def test_fix_renames_out_and_restores_back_and_records_each_message():
         }
     ]
     assert f.marked == ":hammer_and_wrench:"
+    # One outcome for the renamed message, said once: no error line beside the fix.
+    lines = [r.getMessage() for r in caplog.records if ": toolnames " in r.getMessage()]
+    assert len(lines) == 1
+    assert lines[0].endswith(
+        f"message 0 (client): toolnames fixed renamed 'github.create_issue' → '{alias}'"
+    )
 
 
 def test_a_websocket_that_is_no_llm_session_is_left_alone():

@@ -33,11 +33,6 @@ NAME_WIDTH = 48
 ERROR = "✗"
 WARNING = "!"
 
-_OUTCOMES = {
-    "flagged": "see the findings below",
-    "fixed": "the tool choice was rewritten before the request went on",
-    "blocked": "toolnames answered with an error; the provider never saw the request",
-}
 # Finding messages are wrapped to fit mitmweb's detail pane beside the flow list.
 MESSAGE_WIDTH = 88
 
@@ -253,7 +248,7 @@ def _header(
     if recorded is not None:
         outcome = recorded.outcome
         if outcome:
-            lines.append(f"Outcome: {outcome} in {recorded.mode} mode: {_OUTCOMES[outcome]}")
+            lines.append(f"Outcome: {outcome} in {recorded.mode} mode: {recorded.outcome_text()}")
         else:
             lines.append(f"Outcome: nothing to flag ({recorded.mode} mode)")
         signature = recorded.signature_text()

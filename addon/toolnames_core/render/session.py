@@ -26,10 +26,15 @@ def _names(title: str, refs: list[NameRef], verdict) -> list[str]:
 
 
 def render_message(
-    session: Session, index: int, from_client: bool, recorded: list[Finding] | None = None
+    session: Session,
+    index: int,
+    from_client: bool,
+    recorded: list[Finding] | None = None,
+    fixed: str | None = None,
 ) -> str:
     """``recorded``: the findings the live run recorded for this message, shown instead
-    of the fresh ones (fix mode's messages hold the names as sent, not as the app wrote)."""
+    of the fresh ones (fix mode's messages hold the names as sent, not as the app wrote);
+    ``fixed``: what fix mode changed in it, if it did (``FlowRecord.fixed_message``)."""
     rule = RULES[session.rule]
     side = "client → provider" if from_client else "provider → client"
     lines = [
@@ -77,6 +82,8 @@ def render_message(
         if recorded is not None
         else [f for f in session.findings if f.message_index == index]
     )
+    if fixed:
+        lines += ["", f"Outcome: fixed in fix mode: {fixed}"]
     lines += ["", f"Findings: {len(findings)}" if findings else "Findings: none"]
     lines += [f"  {f.severity}: {f.code} at {f.path or '-'}: {f.message}" for f in findings]
     return "\n".join(lines) + "\n"

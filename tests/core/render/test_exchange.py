@@ -136,7 +136,10 @@ def test_recorded_findings_and_fixes_replace_a_fresh_check():
 
     text = render_request_text(content, "openai-chat", "openai", meta)
 
-    assert "Outcome: fixed in fix mode: the tool choice was rewritten" in text
+    assert (
+        "Outcome: fixed in fix mode: tool_choice.function.name 'search.web' → 'search_web' (mastra)"
+        in text
+    )
     assert "Findings: 1 error (recorded by toolnames for this flow)" in text
     assert "checked now" not in text
     assert row_of(text, "search.web").split() == [
@@ -315,3 +318,13 @@ def test_the_view_says_a_request_is_signed_and_why_fix_mode_left_it_as_sent():
     )
     unsigned = render_request_text(content, "bedrock-converse", "bedrock", {**meta, "findings": []})
     assert "Signed: " not in unsigned
+
+
+def test_the_outcome_says_what_fix_mode_did_a_rename_is_no_rewritten_choice():
+    content = chat_body(tools=("a_b_12345678",))
+    finding = Finding("name-invalid-chars", "error", "tools[0].function.name", "'a.b' has a dot")
+    fix = Fix(("tools", 0, "function", "name"), "a.b", "a_b_12345678", "alias")
+    meta = record_metadata("openai-chat", "openai", "fix", "fixed", [finding], [fix])
+    text = render_request_text(content, "openai-chat", "openai", meta)
+    assert "Outcome: fixed in fix mode: renamed 'a.b' → 'a_b_12345678'\n" in text
+    assert "tool choice" not in text

@@ -47,3 +47,6 @@ def test_a_message_naming_nothing_and_recorded_findings():
         Finding(codes.NAME_EMPTY, "error", "session.tools[0].name", "as recorded", message_index=0)
     ]
     assert "as recorded" in render_message(session, 0, True, recorded)
+    assert "Outcome:" not in render_message(session, 0, True, recorded)
+    fixed = render_message(session, 0, True, recorded, "renamed 'a.b' → 'a_b_12345678'")
+    assert "Outcome: fixed in fix mode: renamed 'a.b' → 'a_b_12345678'\n" in fixed
