@@ -19,11 +19,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from dataclasses import field
 
 from toolnames_core.model import Fix
-from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
@@ -40,6 +40,26 @@ DEFAULT_MAX_LEN = 64
 
 def alias_for(name: str, rule: NameRule, digest_len: int = DIGEST_LEN) -> str:
     """The alias ``name`` is sent under when ``rule`` rejects it."""
+    key = (name, rule.chars, rule.first, rule.max_len, digest_len)
+    alias = _aliases.get(key)
+    if alias is None:
+        if len(_aliases) >= _MAX_REMEMBERED:
+            _aliases.clear()
+        alias = _aliases[key] = _alias(name, rule, digest_len)
+    return alias
+
+
+# An agent sends the same tools with every request, so fix mode aliases the same names over
+# and over: each alias is made once (it depends on the name and the rule's letter alone).
+# Bounded: a client inventing names cannot grow it without limit.
+_aliases: dict[tuple, str] = {}
+_MAX_REMEMBERED = 8192
+# The same for the fix at each place (immutable, so requests share it): a frozen record costs
+# more to make than to look up, and a renamed request holds one per place.
+_fixes: dict[tuple, Fix] = {}
+
+
+def _alias(name: str, rule: NameRule, digest_len: int) -> str:
     stem = re.sub(f"[^{rule.chars}]", "_", name)
     if rule.first and not re.match(f"[{rule.first}]", stem):
         stem = "_" + stem
@@ -55,56 +75,90 @@ class AliasPlan:
     skipped: list[SkippedFix] = field(default_factory=list)
 
 
-def _renamable(ref: NameRef) -> bool:
-    # Built-in tools are named by their type, and names inside a Responses namespace
-    # follow the namespace's own rule: neither is the provider's function-name rule.
-    return ref.kind != "builtin" and ref.namespace is None
-
-
 def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> AliasPlan:
     """An alias for every name ``rule`` rejects, at every place the request holds it.
     ``keep``: places another fix already rewrites."""
     valid = valid_name_pattern(rule).fullmatch
-    offered = [t.name for t in view.tools if _renamable(t)]
+    # Built-in tools are named by their type, and names inside a Responses namespace
+    # follow the namespace's own rule: neither is the provider's function-name rule, so
+    # neither is renamed (tested inline: fix mode plans a place per tool and call).
+    offered = [t.name for t in view.tools if t.kind != "builtin" and t.namespace is None]
+    offers = set(offered)
     # A choice is renamed with the tool it names; one that names no offered tool stays as
     # sent (an alias would not make it name one: that is choice-not-in-tools).
-    chosen_refs = [r for c in view.choices for r in c.names if r.name in offered]
+    chosen_refs = [r for c in view.choices for r in c.names if r.name in offers]
     places = [
         ref
         for ref in (*view.tools, *chosen_refs, *view.history)
-        if _renamable(ref) and ref.where not in keep
+        if ref.kind != "builtin" and ref.namespace is None and (not keep or ref.where not in keep)
     ]
     plan = AliasPlan()
-    invalid = {ref.name for ref in places if not valid(ref.name)}
+    invalid = set()
+    taken = set()
+    for ref in places:
+        (taken if valid(ref.name) else invalid).add(ref.name)
     if not invalid:
         return plan
-    taken = {ref.name for ref in places if valid(ref.name)}
+    times = Counter(offered)
     aliased: dict[str, str] = {}
+    used: set[str] = set()  # aliased.values(), to look up
     for name in sorted(invalid):
-        if offered.count(name) > 1:
+        if times[name] > 1:
             plan.skipped.append(
                 SkippedFix(
                     "",
                     name,
-                    f"is offered {offered.count(name)} times; no alias can tell them apart",
+                    f"is offered {times[name]} times; no alias can tell them apart",
                 )
             )
             continue
         alias = alias_for(name, rule)
-        if alias in taken or alias in aliased.values():
+        if alias in taken or alias in used:
             alias = alias_for(name, rule, digest_len=2 * DIGEST_LEN)
-        if alias in taken or alias in aliased.values():
+        if alias in taken or alias in used:
             plan.skipped.append(
                 SkippedFix("", name, f"would be sent as {quote_name(alias)}, a name already taken")
             )
             continue
         aliased[name] = alias
+        used.add(alias)
+    fixes = plan.fixes
     for ref in places:
         alias = aliased.get(ref.name)
         if alias is not None:
-            plan.fixes.append(Fix(ref.where, ref.name, alias, ALIAS_REWRITE))
+            key = (ref.where, ref.name, alias)
+            fix = _fixes.get(key)
+            if fix is None:
+                if len(_fixes) >= _MAX_REMEMBERED:
+                    _fixes.clear()
+                fix = _fixes[key] = Fix(ref.where, ref.name, alias, ALIAS_REWRITE)
+            fixes.append(fix)
     plan.aliases = {alias: name for name, alias in aliased.items()}
     return plan
+
+
+def _pattern(aliases: frozenset[str]) -> re.Pattern:
+    """What a Restorer looks for, made once for each set of aliases: an agent's requests
+    alias the same tools every time, and the pattern of 100 aliases cost more to make than
+    renaming them did."""
+    pattern = _patterns.get(aliases)
+    if pattern is None:
+        names = "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True))
+        # Aliases are ASCII letters, digits, "_" and "-": JSON writes them as they are.
+        # OpenAI's parallel wrapper names its calls inside its arguments, a JSON string, so
+        # there the quotes are escaped.
+        pattern = re.compile(
+            rb'("(?:name|recipient_name)"\s*:\s*")(functions\.)?(' + names.encode() + rb')(")'
+            rb'|(\\"recipient_name\\"\s*:\s*\\")(functions\.)?(' + names.encode() + rb')(\\")'
+        )
+        if len(_patterns) >= _MAX_PATTERNS:
+            _patterns.clear()
+        _patterns[aliases] = pattern
+    return pattern
+
+
+_patterns: dict[frozenset[str], re.Pattern] = {}
+_MAX_PATTERNS = 64
 
 
 class Restorer:
@@ -114,14 +168,7 @@ class Restorer:
         if not aliases:
             raise ValueError("a Restorer needs at least one alias")
         self.aliases = aliases
-        names = "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True))
-        # Aliases are ASCII letters, digits, "_" and "-": JSON writes them as they are.
-        # OpenAI's parallel wrapper names its calls inside its arguments, a JSON string, so
-        # there the quotes are escaped.
-        self.pattern = re.compile(
-            rb'("(?:name|recipient_name)"\s*:\s*")(functions\.)?(' + names.encode() + rb')(")'
-            rb'|(\\"recipient_name\\"\s*:\s*\\")(functions\.)?(' + names.encode() + rb')(\\")'
-        )
+        self.pattern = _pattern(frozenset(aliases))
         self.restored = 0  # names put back so far
 
     def _original(self, match: re.Match) -> bytes:

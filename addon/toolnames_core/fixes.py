@@ -56,7 +56,8 @@ def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> F
 
 
 def apply_fixes(text: str, fixes: list[Fix]) -> str:
-    return jsonsplice.replace_values(text, {fix.where: fix.new for fix in fixes})
+    # Each fix's old value is the string its plan read at its place (jsonsplice.py).
+    return jsonsplice.replace_strings(text, {fix.where: (fix.old, fix.new) for fix in fixes})
 
 
 class Rewritten(NamedTuple):

@@ -30,6 +30,22 @@ def count_text(severities: Iterable[str]) -> str:
 
 def format_path(where: JsonPath) -> str:
     """Render a key path the way providers print it: ``tools[3].function.name``."""
+    # Every finding, fix and record shows paths, and a request's paths come again with the
+    # next request: each is rendered once. Paths hold member names and array indices, never
+    # booleans (which, as dict keys, would be taken for the indices 0 and 1).
+    shown = _shown_paths.get(where)
+    if shown is None:
+        if len(_shown_paths) >= _MAX_SHOWN_PATHS:
+            _shown_paths.clear()  # bounded: a client sending ever new paths starts it over
+        shown = _shown_paths[where] = _format_path(where)
+    return shown
+
+
+_shown_paths: dict[JsonPath, str] = {}
+_MAX_SHOWN_PATHS = 8192
+
+
+def _format_path(where: JsonPath) -> str:
     out = ""
     for key in where:
         if isinstance(key, int):

@@ -42,9 +42,16 @@ def _escape(c: str) -> str:
 def quote_name(name: str) -> str:
     """``'search\\u202eweb'``: the name in quotes, every character outside printable ASCII
     escaped (``\\n``, ``\\t``, ``\\r``, ``\\uXXXX``, ``\\UXXXXXXXX``), cut to MAX_SHOWN."""
+    if len(name) <= MAX_SHOWN and _plain(name):
+        return f"'{name}'"  # nothing to escape: most names, settled without a step per character
     cut = name if len(name) <= MAX_SHOWN else name[:MAX_SHOWN]
     text = "".join(map(_escape, cut))
     return f"'{text}…'" if cut is not name else f"'{text}'"
+
+
+def _plain(name: str) -> bool:
+    """Printable ASCII without a backslash or quote: every character shown as it is."""
+    return name.isascii() and name.isprintable() and "\\" not in name and "'" not in name
 
 
 def unusual_chars(name: str) -> list[str]:

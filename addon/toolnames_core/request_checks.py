@@ -33,6 +33,25 @@ def offered_text(view: RequestView, tools: list[NameRef] | None = None) -> str:
     return f"offered: {shown}{more}"
 
 
+# Per rule, the findings about the name at a place (a tool's, a call's in the history), made
+# once: an agent sends the same tools and history with every request, and the requests fix
+# mode renames hold a finding at every place (messages, then frozen records, cost more to
+# make than reading the body did). Findings are immutable, so each request can share them.
+# Keyed by the rule's id, holding the rule itself (a frozen dataclass hashes every field);
+# bounded, so that a client sending ever new names or paths cannot grow it without limit.
+_said: dict[str, tuple[NameRule, dict[tuple, tuple[Finding, ...]]]] = {}
+_MAX_SAID = 8192
+
+
+def _remembered(rule: NameRule) -> dict[tuple, tuple[Finding, ...]]:
+    entry = _said.get(rule.id)
+    if entry is None or entry[0] is not rule:
+        entry = _said[rule.id] = (rule, {})
+    if len(entry[1]) >= _MAX_SAID:
+        entry[1].clear()
+    return entry[1]
+
+
 def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
     # Valid, distinct names, the common case, are settled without a Python step per tool.
     names = [tool.name for tool in view.tools if tool.kind != "builtin"]
@@ -40,20 +59,24 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
         return []
     findings = []
     seen: dict[str, list[str]] = defaultdict(list)
+    valid = valid_name_pattern(rule).fullmatch
+    said = _remembered(rule)
     for tool in view.tools:
         if tool.kind == "builtin":
             continue
-        seen[tool.name].append(tool.path)
-        for code, reason in name_violations(tool.name, rule):
-            findings.append(
-                Finding(
-                    code,
-                    "error",
-                    tool.path,
-                    f"{tool.path} {describe_name(tool.name)} {reason}",
-                    rule.id,
-                )
+        path = tool.path
+        seen[tool.name].append(path)
+        if valid(tool.name):
+            continue
+        key = ("tool", tool.where, tool.name)
+        found = said.get(key)
+        if found is None:
+            described = describe_name(tool.name)
+            found = said[key] = tuple(
+                Finding(code, "error", path, f"{path} {described} {reason}", rule.id)
+                for code, reason in name_violations(tool.name, rule)
             )
+        findings += found
     for name, paths in seen.items():
         if len(paths) > 1:
             # Only providers documented to reject duplicates make this an error (rules.py).
@@ -126,21 +149,27 @@ def check_choices(
 def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
     findings = []
     valid = valid_name_pattern(rule).fullmatch
+    said = _remembered(rule)
     for ref in view.history:
         if valid(ref.name):
             continue
-        reasons = name_violations(ref.name, rule)
-        if reasons:
-            why = "; ".join(reason for _, reason in reasons)
-            findings.append(
-                Finding(
-                    codes.HISTORY_NAME_INVALID,
-                    "error",
-                    ref.path,
-                    f"{ref.path} {describe_name(ref.name)} {why}; providers reject the whole request for it",
-                    rule.id,
+        key = ("history", ref.where, ref.name)
+        found = said.get(key)
+        if found is None:
+            found = said[key] = ()
+            reasons = name_violations(ref.name, rule)
+            if reasons:
+                why = "; ".join(reason for _, reason in reasons)
+                found = said[key] = (
+                    Finding(
+                        codes.HISTORY_NAME_INVALID,
+                        "error",
+                        ref.path,
+                        f"{ref.path} {describe_name(ref.name)} {why}; providers reject the whole request for it",
+                        rule.id,
+                    ),
                 )
-            )
+        findings += found
     return findings
 
 

@@ -121,8 +121,29 @@ def _patterns(rule: NameRule) -> tuple[re.Pattern, re.Pattern | None]:
     return _compiled[rule.id]
 
 
+# Per rule, what each name it was asked about breaks: an agent sends the same tools, and
+# history naming them, with every request, and fix mode's requests are the ones whose names
+# break the rule. Bounded: a client inventing names cannot grow it without limit.
+# Keyed by the rule's id, holding the rule itself: a frozen dataclass hashes every field.
+_violations: dict[str, tuple[NameRule, dict[str, tuple[tuple[str, str], ...]]]] = {}
+_MAX_REMEMBERED = 4096
+
+
 def name_violations(name: str, rule: NameRule) -> list[tuple[str, str]]:
     """Every way ``name`` breaks ``rule``, as (code, reason) pairs; empty when it is valid."""
+    entry = _violations.get(rule.id)
+    if entry is None or entry[0] is not rule:
+        entry = _violations[rule.id] = (rule, {})
+    told = entry[1]
+    found = told.get(name)
+    if found is None:
+        if len(told) >= _MAX_REMEMBERED:
+            told.clear()
+        found = told[name] = tuple(_violations_of(name, rule))
+    return list(found)
+
+
+def _violations_of(name: str, rule: NameRule) -> list[tuple[str, str]]:
     if name == "":
         return [
             (codes.NAME_EMPTY, f"is empty; rule {rule.describe()} needs at least one character")

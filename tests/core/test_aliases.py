@@ -293,3 +293,20 @@ def test_restoring_after_renaming_gives_back_the_apps_names_and_every_other_byte
     assert json.loads(restored) == json.loads(chat_answer(*called))
     # Outside the names, the request went out byte for byte as the client sent it.
     assert json.dumps(sent["messages"]) == json.dumps(json.loads(request)["messages"])
+
+
+def test_the_same_request_renamed_again_is_renamed_alike():
+    # Aliases, fixes and a restorer's pattern are remembered between requests: a request
+    # sent again must come out as the first time, and another set of names its own way.
+    request = chat_request(["a.b", "c.d"], "a.b", ["c.d"])
+    first = fixed(request)
+    again = fixed(request)
+    assert again.new_body == first.new_body
+    assert again.fixes == first.fixes
+    assert again.restorer.pattern.pattern == first.restorer.pattern.pattern
+    other = fixed(chat_request(["a.b", "e.f"]))
+    assert other.restorer.aliases == {
+        alias_for("a.b", OPENAI): "a.b",
+        alias_for("e.f", OPENAI): "e.f",
+    }
+    assert other.restorer.pattern.pattern != first.restorer.pattern.pattern

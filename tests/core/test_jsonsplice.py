@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from toolnames_core.jsonsplice import replace_strings
 from toolnames_core.jsonsplice import replace_values
 from toolnames_core.jsonsplice import value_span
 
@@ -188,3 +189,119 @@ def test_many_values_are_found_in_one_pass_over_the_text(monkeypatch):
 
     assert [t["function"]["name"] for t in json.loads(out)["tools"]] == list(paths.values())
     assert sum(skipped) <= len(text)  # each byte at most once
+
+
+# -- replace_strings: fix mode's search for the strings it renames -----------------------------
+
+# Documents full of the member names and values a search could take for one another: names
+# that are keys elsewhere, values repeated at other places, names spelt with escapes.
+_NAMES = ["get.weather", "name", "a.b", "é.x", 'say "hi"', "", "\\u006e", "x"]
+_KEYS = ["name", "type", "tool", "na\\me", "Name", "n-1"]
+name_docs = st.recursive(
+    st.none() | st.integers() | st.sampled_from(_NAMES),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(_KEYS), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def _member_strings(doc) -> dict[tuple, str]:
+    """Each string of ``doc`` that is an object's member, by its path."""
+    out = {}
+    for where in _string_paths(doc):
+        if where and isinstance(where[-1], str):
+            value = doc
+            for key in where:
+                value = value[key]
+            out[where] = value
+    return out
+
+
+def assert_as_the_walk(text: str, replacements: dict) -> str:
+    out = replace_strings(text, replacements)
+    assert out == replace_values(text, {where: new for where, (_, new) in replacements.items()})
+    return out
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    doc=st.dictionaries(st.sampled_from(_KEYS), name_docs, min_size=1, max_size=5),
+    indent=st.sampled_from([None, 2]),
+    separators=st.sampled_from([(",", ":"), (", ", ": "), (" , ", " : ")]),
+    ensure_ascii=st.booleans(),
+    one_new_each=st.booleans(),
+    data=st.data(),
+)
+def test_the_search_replaces_exactly_what_the_walk_does(
+    doc, indent, separators, ensure_ascii, one_new_each, data
+):
+    strings = _member_strings(doc)
+    if not strings:
+        return
+    chosen = data.draw(st.lists(st.sampled_from(sorted(strings, key=repr)), unique=True))
+    text = json.dumps(doc, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+    replacements = {
+        where: (strings[where], f"{strings[where]}_1" if one_new_each else data.draw(st.text()))
+        for where in chosen
+    }
+    assert_as_the_walk(text, replacements)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A repeated member: json.loads keeps the last one, the search would see both.
+        '{"f": {"name": "a.b", "name": "a.b"}}',
+        '{"f": {"name": "a.b"}, "f": {"name": "a.b"}}',
+        # The member name spelt with an escape, which the search does not look for.
+        '{"f": {"na\\u006de": "a.b"}, "g": {"name": "a.b"}}',
+        '{"f": {"name": "a.b"}, "g": {"nam\\u0065": "c"}}',
+        # Names and values inside strings, behind escaped quotes and escaped backslashes.
+        '{"s": "{\\"name\\":\\"a.b\\"}", "f": {"name": "a.b"}}',
+        '{"x\\"name": "a.b", "f": {"name": "a.b"}}',
+        '{"x\\\\": 1, "f": {"name": "a.b"}}',
+        # The same string as a value at a member not being renamed, and as a member name.
+        '{"f": {"name": "a.b"}, "g": {"name": "a.b"}, "a.b": {"name": "a.b"}}',
+        # Whitespace everywhere JSON allows it.
+        '{ "f" : { "name"\n:\t"a.b" } , "g":{"name" :"z"}}',
+    ],
+)
+def test_the_search_gives_the_walks_answer_where_it_cannot_prove_its_own(text):
+    assert_as_the_walk(text, {("f", "name"): ("a.b", "a_b_1")})
+
+
+def test_one_old_name_sent_as_two_new_ones_is_left_to_the_walk():
+    text = '{"a": {"name": "x"}, "b": {"name": "x"}}'
+    out = assert_as_the_walk(text, {("a", "name"): ("x", "y"), ("b", "name"): ("x", "z")})
+    assert out == '{"a": {"name": "y"}, "b": {"name": "z"}}'
+
+
+def test_an_sdk_body_is_renamed_by_one_search_without_the_walk(monkeypatch):
+    # Fix mode renames every tool of an agent's request: the walk read past every schema in
+    # Python, at three times the cost of a json.loads of the body.
+    from toolnames_core import jsonsplice
+
+    def no_walk(*args):
+        raise AssertionError("walked")
+
+    monkeypatch.setattr(jsonsplice, "replace_values", no_walk)
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    tools = [
+        {"type": "function", "function": {"name": f"t.{i}", "parameters": schema}}
+        for i in range(300)
+    ]
+    calls = [{"type": "function", "function": {"name": "t.1", "arguments": '{"name":"t.1"}'}}]
+    body = {"messages": [{"role": "assistant", "tool_calls": calls}], "tools": tools}
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    replacements = {("tools", i, "function", "name"): (f"t.{i}", f"t_{i}") for i in range(300)}
+    replacements[("messages", 0, "tool_calls", 0, "function", "name")] = ("t.1", "t_1")
+
+    out = json.loads(replace_strings(text, replacements))
+
+    assert [t["function"]["name"] for t in out["tools"]] == [f"t_{i}" for i in range(300)]
+    assert out["messages"][0]["tool_calls"][0]["function"] == {
+        "name": "t_1",
+        "arguments": '{"name":"t.1"}',
+    }

@@ -61,3 +61,14 @@ def test_built_in_tools_are_offered_apart_from_functions():
     )
     assert view.offered_names == {"search"}
     assert view.offered_builtins == {"web_search"}
+
+
+def test_a_path_rendered_again_is_rendered_alike(monkeypatch):
+    from toolnames_core import model
+
+    monkeypatch.setattr(model, "_MAX_SHOWN_PATHS", 2)
+    monkeypatch.setattr(model, "_shown_paths", {})
+    paths = [("tools", i, "function", "name") for i in range(5)]
+    for _ in range(2):
+        assert [format_path(w) for w in paths] == [f"tools[{i}].function.name" for i in range(5)]
+    assert len(model._shown_paths) <= 2  # bounded

@@ -517,3 +517,21 @@ def test_block_message_says_once_that_no_tools_are_offered():
         'toolnames: tool_choice is "required", but the request offers no tools. '
         "The request was blocked by toolnames and never reached the provider."
     )
+
+
+def test_a_request_sent_again_gets_the_same_findings_each_under_its_own_rule_and_place():
+    # The findings at a place are remembered (an agent resends its tools and history with
+    # every request): the same request must read alike, and a name moved to another place,
+    # or judged by another rule, must not get the remembered message.
+    body = {"tools": [fn("get.weather"), fn("ok")], **history("get.weather")}
+    first = findings(body)
+    assert findings(body) == first
+    assert [f.path for f in first] == [
+        "tools[0].function.name",
+        "messages[1].tool_calls[0].function.name",
+    ]
+    moved = {"tools": [fn("ok"), fn("get.weather")], **history("get.weather")}
+    assert [f.path for f in findings(moved)][0] == "tools[1].function.name"
+    assert findings(moved)[0].message.startswith("tools[1].function.name 'get.weather'")
+    assert findings(body, "gemini") == []  # gemini allows dots
+    assert [f.rule for f in findings(body, "azure")] == ["azure", "azure"]

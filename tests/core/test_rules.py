@@ -150,3 +150,18 @@ def test_a_rule_is_found_by_its_id_and_an_unknown_one_is_a_clear_error():
     assert rule_named("anthropic") is RULES["anthropic"]
     with pytest.raises(ValueError, match="unknown rule 'nope'; known rules: openai, azure"):
         rule_named("nope")
+
+
+def test_what_a_name_breaks_is_remembered_per_rule_not_per_id():
+    # name_violations remembers its answers (fix mode asks about the same names with every
+    # request): another rule, even of the same id, must get its own answer.
+    import dataclasses
+
+    rule = RULES["openai"]
+    short = dataclasses.replace(rule, max_len=3)
+    assert name_violations("abcd", rule) == []
+    assert [c for c, _ in name_violations("abcd", short)] == ["name-too-long"]
+    assert name_violations("abcd", rule) == []
+    # The answer is the caller's to keep: changing it changes no later answer.
+    name_violations("abcd", short).clear()
+    assert name_violations("abcd", short)
