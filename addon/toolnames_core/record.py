@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
-<<<<<<< HEAD
 from dataclasses import replace
-=======
 from itertools import chain
->>>>>>> 4462b5c (Fix mode's renaming at about the cost of reading the body (issue 25, first part))
 from typing import TYPE_CHECKING
 from typing import NamedTuple
 
