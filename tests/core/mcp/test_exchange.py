@@ -375,3 +375,39 @@ def test_fix_changes_only_the_names_the_rule_rejects_whatever_they_are(names, as
     assert all(rule_ok(alias) for alias in renamed.values())
     skipped = {s.name for s in exchange.fix_skipped}
     assert {n for n in names if not rule_ok(n)} == set(renamed) | skipped
+
+
+# -- the renaming layers' known bugs, each a test here ----------------------------------------
+
+
+def test_aliases_never_depend_on_the_order_of_the_listing():
+    # docker/mcp-gateway#528: suffixes _2, _3 handed out in list order, so a reordered
+    # listing renames tools differently and earlier calls reach the wrong tool.
+    names = ["a.b", "a/b", "a b", "a_b"]
+    _, first, _ = listed(McpState(), names, fix=True)
+    _, second, _ = listed(McpState(), list(reversed(names)), fix=True)
+    by_order = [t["name"] for t in json.loads(first)["result"]["tools"]]
+    reversed_order = [t["name"] for t in json.loads(second)["result"]["tools"]]
+    assert by_order == list(reversed(reversed_order))
+
+
+def test_distinct_tools_never_share_a_name_after_renaming():
+    # ayunis-core/ayunis-core#973: two tools sanitized to one name, one of them lost. Here
+    # "a.b", "a/b" and "a b" all become "a_b" once made valid, and "a_b" is listed too.
+    names = ["a.b", "a/b", "a b", "a_b"]
+    exchange, new, _ = listed(McpState(), names, fix=True)
+    got = [t["name"] for t in json.loads(new)["result"]["tools"]]
+    assert len(set(got)) == 4 and got[3] == "a_b"
+
+
+def test_every_renamed_tool_is_still_callable_under_its_alias():
+    # Cloudgeni-ai/opengeni PR #141: renaming in tools/list without the way back breaks
+    # execution; valon-technologies/gestalt#1284: a catalog dropped for "/" and ".".
+    state = McpState()
+    names = ["docs/search", "github.create_issue", "x" * 141]
+    _, new, _ = listed(state, names, fix=True)
+    for alias_name, name in zip(
+        [t["name"] for t in json.loads(new)["result"]["tools"]], names, strict=True
+    ):
+        call = send(state, rpc("tools/call", 9, name=alias_name), fix=True)
+        assert call.findings == [] and json.loads(call.new_body)["params"]["name"] == name
