@@ -49,11 +49,14 @@ from benchmark.mcp import bench_mcp
 from benchmark.report import TARGET_CPU
 from benchmark.report import TARGET_CPU_NO_TOOLS
 from benchmark.report import TARGET_ONE_TOOL
+from benchmark.report import TARGET_RENAMING_RPS
+from benchmark.report import TARGET_RENAMING_RPS_FAST
 from benchmark.report import TARGET_RPS
 from benchmark.report import TARGET_SMALL_NO_TOOLS
 from benchmark.report import Target
 from benchmark.report import report_cpu
 from benchmark.report import report_mcp
+from benchmark.report import report_renaming
 from benchmark.report import report_rps
 from benchmark.report import report_stream
 from benchmark.report import table
@@ -61,6 +64,7 @@ from benchmark.scanning import TARGET_CASSETTE_MB_S
 from benchmark.scanning import bench_scan
 from benchmark.scanning import report_scan
 from benchmark.streaming import bench_stream
+from benchmark.throughput import bench_renaming
 from benchmark.throughput import bench_rps
 from benchmark.workload import cases
 from harness.load import progress
@@ -127,6 +131,21 @@ def main(argv: list[str] | None = None) -> int:
                 "if mitmdump's CPU alone set the pace.\n    With large bodies the client, "
                 "sending 2 MB a request from Python threads, can set the pace instead.\n\n"
                 + part.text
+            )
+            targets += part.targets
+            progress(f"(b) fix mode's renaming through {binary}")
+            renamed = bench_renaming(chosen, binary, workdir, args.quick, args.concurrency)
+            part = report_renaming(renamed, args.concurrency)
+            sections.append(
+                f"(b) Fix mode's renaming, requests per second: the bodies with tools, every "
+                "tool and every call in the history MCP-named (get.weather, which OpenAI's rule "
+                "rejects), to a sink whose answer calls the first tool by its alias; "
+                f"{args.concurrency} keep-alive connections, best of rotating rounds.\n"
+                "    naive renaming = mitmdump -s a script that does it with json.loads and "
+                "json.dumps, both ways (benchmark.throughput.RENAMING_SCRIPT): the request's "
+                "tools, tool_choice and history renamed, the answer's calls renamed back.\n"
+                f"    Targets: the json reader >= {TARGET_RENAMING_RPS} of it, msgspec >= "
+                f"{TARGET_RENAMING_RPS_FAST}.\n\n" + part.text
             )
             targets += part.targets
         if "c" in parts:

@@ -4,6 +4,7 @@ with the addon, the same bodies, to an upstream that answers without reading the
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass
 from dataclasses import field
@@ -15,6 +16,7 @@ from benchmark.workload import QUICK_RPS_CASES
 from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import Case
 from benchmark.workload import chat_answer
+from benchmark.workload import mcp_named
 from harness.load import LoadRequest
 from harness.load import progress
 from harness.load import run_load
@@ -25,12 +27,22 @@ from harness.processes import ProcessGroup
 from harness.sink import http_answer
 from harness.sink import start_sink
 from toolnames_core import READERS
+from toolnames_core import Exchange
+from toolnames_core import choose_rule
+from toolnames_core import format_for
 
 __all__ = [
+    "FIX_JSON_READER",
+    "FIX_MODE",
     "JSON_ONLY_SCRIPT",
     "JSON_READER",
+    "NAIVE_RENAMING",
+    "RENAMING_SCRIPT",
+    "RENAMING_VARIANTS",
     "VARIANTS",
+    "RenamingRow",
     "RpsRow",
+    "bench_renaming",
     "bench_rps",
     "start_bench_mitmdump",
 ]
@@ -45,6 +57,59 @@ def request(flow):
 # The addon as it runs (msgspec where it can be imported), and with each other reader.
 JSON_READER = "toolnames, json reader"
 VARIANTS = ("plain", "json.loads only", "toolnames", *([JSON_READER] if len(READERS) > 1 else []))
+
+# A reference for fix mode's renaming: what a script that renames with json.loads and
+# json.dumps does, both ways. It aliases every name OpenAI's rule rejects as toolnames does
+# (so the sink's call to an alias is renamed back by both), in the tools, a named
+# tool_choice and the calls in the history, and gives the answer's calls their names back;
+# it keeps no byte the client sent (key order, spacing, escapes are json.dumps').
+RENAMING_SCRIPT = """\
+import hashlib, json, re
+INVALID = re.compile(r"[^a-zA-Z0-9_-]")
+def alias(name):
+    if name and len(name) <= 64 and not INVALID.search(name):
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return INVALID.sub("_", name)[:55] + "_" + digest
+def request(flow):
+    body = json.loads(flow.request.content or b"null")
+    if not isinstance(body, dict):
+        return
+    aliases = {}
+    def rename(function):
+        new = alias(function["name"])
+        if new != function["name"]:
+            aliases[new] = function["name"]
+            function["name"] = new
+    for tool in body.get("tools") or ():
+        rename(tool["function"])
+    if isinstance(body.get("tool_choice"), dict):
+        rename(body["tool_choice"]["function"])
+    for message in body.get("messages") or ():
+        for call in message.get("tool_calls") or ():
+            rename(call["function"])
+    if aliases:
+        flow.request.content = json.dumps(body).encode()
+        flow.metadata["aliases"] = aliases
+def response(flow):
+    aliases = flow.metadata.get("aliases")
+    if not aliases:
+        return
+    body = json.loads(flow.response.content or b"null")
+    for choice in body.get("choices") or ():
+        for call in choice["message"].get("tool_calls") or ():
+            function = call["function"]
+            function["name"] = aliases.get(function["name"], function["name"])
+    flow.response.content = json.dumps(body).encode()
+"""
+NAIVE_RENAMING = "naive renaming"
+FIX_MODE = "toolnames fix"
+FIX_JSON_READER = "toolnames fix, json reader"
+RENAMING_VARIANTS = (
+    NAIVE_RENAMING,
+    FIX_MODE,
+    *([FIX_JSON_READER] if len(READERS) > 1 else []),
+)
 
 
 @dataclass
@@ -147,22 +212,8 @@ def bench_rps(
             def requests(i: int, body=case.raw) -> LoadRequest:
                 return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
 
-            # Warm up every mitmdump (connections, the first parse), then take
-            # turns, the order rotating each round, so that drift and order favour no one.
-            for proc in procs.values():
-                run_load(proc.port, requests, concurrency, count=concurrency * (1 if quick else 2))
-            for r in range(rounds):
-                turn = r % len(VARIANTS)
-                order = VARIANTS[turn:] + VARIANTS[:turn]
-                for variant in order:
-                    proc = procs[variant]
-                    cpu = proc.cpu_seconds()
-                    result = run_load(proc.port, requests, concurrency, duration=duration)
-                    row.rps[variant].append(result.rps)
-                    row.cpu[variant].append((proc.cpu_seconds() - cpu) / max(result.requests, 1))
-                    bad = {s: n for s, n in result.statuses.items() if s != 200}
-                    if bad or result.errors:
-                        row.problems.append(f"{variant}: statuses {bad} {result.errors[:2]}")
+            warm = concurrency * (1 if quick else 2)
+            _rounds(row, procs, VARIANTS, requests, concurrency, duration, rounds, warm)
             rows.append(row)
             progress(
                 f"(b) {case.label:<16} req/s plain {row.best('plain'):6.1f}  "
@@ -170,6 +221,109 @@ def bench_rps(
                 f"toolnames {row.best('toolnames'):6.1f}  ratio to json.loads only {row.ratio:.3f}   "
                 f"mitmdump CPU/request {row.cpu_ms('plain'):.2f} / "
                 f"{row.cpu_ms('json.loads only'):.2f} / {row.cpu_ms('toolnames'):.2f} ms"
+                + (f"   PROBLEMS: {row.problems}" if row.problems else "")
+            )
+    for proc in procs.values():
+        log = proc.log_text()
+        if "Traceback" in log or "Addon error" in log:
+            raise RuntimeError(f"{proc.name} logged an error:\n{log[-4000:]}")
+    return rows
+
+
+@dataclass
+class RenamingRow:
+    """Fix mode's renaming of one body (every tool MCP-named, the calls in its history too;
+    the answer calls the first tool by its alias) against the naive renaming script."""
+
+    case: Case
+    rps: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in RENAMING_VARIANTS})
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in RENAMING_VARIANTS})
+    problems: list[str] = field(default_factory=list)
+
+    def best(self, variant: str) -> float:
+        return max(self.rps[variant])
+
+    def cpu_ms(self, variant: str) -> float:
+        return min(self.cpu[variant]) * 1e3
+
+    def ratio(self, variant: str) -> float:
+        """``variant``'s req/s over the naive renaming script's (best rounds)."""
+        return self.best(variant) / self.best(NAIVE_RENAMING)
+
+    def paired_median(self, variant: str) -> float:
+        pairs = zip(self.rps[variant], self.rps[NAIVE_RENAMING], strict=True)
+        return statistics.median(t / n for t, n in pairs if n)
+
+
+def _rounds(row, procs, variants, requests, concurrency, duration, rounds, warm) -> None:
+    """Warm up every mitmdump (connections, the first parse), then take turns, the order
+    rotating each round, so that drift and order favour no one."""
+    for variant in variants:
+        run_load(procs[variant].port, requests, concurrency, count=warm)
+    for r in range(rounds):
+        turn = r % len(variants)
+        for variant in variants[turn:] + variants[:turn]:
+            proc = procs[variant]
+            cpu = proc.cpu_seconds()
+            result = run_load(proc.port, requests, concurrency, duration=duration)
+            row.rps[variant].append(result.rps)
+            row.cpu[variant].append((proc.cpu_seconds() - cpu) / max(result.requests, 1))
+            bad = {s: n for s, n in result.statuses.items() if s != 200}
+            if bad or result.errors:
+                row.problems.append(f"{variant}: statuses {bad} {result.errors[:2]}")
+
+
+def _first_alias(named: bytes) -> str:
+    """The alias fix mode sends the body's first tool under."""
+    chat = format_for("POST", CHAT_PATH)
+    exchange = Exchange(chat, choose_rule(chat, "api.openai.com"))
+    exchange.check_request(named, fix=True)
+    if exchange.new_body is None:
+        raise SystemExit("fix mode renamed nothing in the renaming bench's body")
+    return json.loads(exchange.new_body)["tools"][0]["function"]["name"]
+
+
+def bench_renaming(
+    chosen: list[Case], binary: Path, workdir: Path, quick: bool, concurrency: int
+) -> list[RenamingRow]:
+    """(b) for fix mode: the bodies with tools, every tool and call MCP-named, through the
+    naive renaming script and through the addon in fix mode, to a sink whose answer calls
+    the first tool by its alias (the same in every body), which both give back."""
+    duration, rounds = (0.6, 2) if quick else (1.5, 3)
+    chosen = [c for c in chosen if c.tools and (not quick or c.label in QUICK_RPS_CASES)]
+    if not chosen:
+        return []
+    named = {case.label: mcp_named(case.raw) for case in chosen}
+    (alias,) = {_first_alias(body) for body in named.values()}
+    script = workdir / "naive_renaming.py"
+    script.write_text(RENAMING_SCRIPT)
+    rows = []
+    procs: dict[str, Process] = {}
+    with ProcessGroup() as group:
+        answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(alias))
+        upstream = group.add(start_sink(workdir, answer, name="sink-b-renaming"))
+        for variant in RENAMING_VARIANTS:
+            options = {} if variant == NAIVE_RENAMING else {"toolnames_mode": "fix"}
+            if variant == FIX_JSON_READER:
+                options["toolnames_reader"] = "json"
+            scripts = [script] if variant == NAIVE_RENAMING else [ADDON_SCRIPT]
+            procs[variant] = start_bench_mitmdump(
+                group, variant, binary, upstream.url, workdir, scripts, options
+            )
+        for case in chosen:
+            row = RenamingRow(case)
+
+            def requests(i: int, body=named[case.label]) -> LoadRequest:
+                return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
+
+            warm = concurrency * (1 if quick else 2)
+            _rounds(row, procs, RENAMING_VARIANTS, requests, concurrency, duration, rounds, warm)
+            rows.append(row)
+            progress(
+                f"(b) fix: {case.label:<16} req/s naive renaming {row.best(NAIVE_RENAMING):6.1f}  "
+                f"toolnames fix {row.best(FIX_MODE):6.1f} ({row.ratio(FIX_MODE):.3f})   "
+                f"mitmdump CPU/request {row.cpu_ms(NAIVE_RENAMING):.2f} / "
+                f"{row.cpu_ms(FIX_MODE):.2f} ms"
                 + (f"   PROBLEMS: {row.problems}" if row.problems else "")
             )
     for proc in procs.values():

@@ -21,6 +21,8 @@ __all__ = [
     "chat_body",
     "chat_tool",
     "encode",
+    "mcp_name",
+    "mcp_named",
     "small_body",
     "tool_name",
 ]
@@ -169,12 +171,21 @@ def small_body() -> dict:
 
 def mcp_named(raw: bytes) -> bytes:
     """The same body with every tool named as MCP clients name them (``github.create_issue``),
-    a name OpenAI's rule rejects: what fix mode's renaming has to alias, every tool of it."""
+    a name OpenAI's rule rejects, and the calls in its history naming them alike: what fix
+    mode's renaming has to alias, every tool and every call of it."""
     body = json.loads(raw)
     for tool in body.get("tools", []):
         function = tool["function"]
-        function["name"] = function["name"].replace("_", ".", 1)
+        function["name"] = mcp_name(function["name"])
+    for message in body.get("messages", []):
+        for call in message.get("tool_calls") or ():
+            call["function"]["name"] = mcp_name(call["function"]["name"])
     return encode(body)
+
+
+def mcp_name(name: str) -> str:
+    """``get_weather`` as an MCP client names it: ``get.weather``."""
+    return name.replace("_", ".", 1)
 
 
 def encode(body: dict) -> bytes:

@@ -42,3 +42,55 @@ def test_a_quick_run_sends_through_three_mitmdumps_without_errors(tmp_path):
 
     assert len(rows) == 1 and not rows[0].problems
     assert all(len(rounds) == 2 and min(rounds) > 0 for rounds in rows[0].rps.values())
+
+
+def test_the_naive_renaming_script_renames_as_fix_mode_does_and_gives_names_back():
+    import json
+
+    from benchmark.throughput import RENAMING_SCRIPT
+    from benchmark.workload import chat_answer
+    from benchmark.workload import chat_body
+    from benchmark.workload import encode
+    from benchmark.workload import mcp_named
+    from toolnames_core import Exchange
+    from toolnames_core import choose_rule
+    from toolnames_core import format_for
+
+    namespace: dict = {}
+    exec(RENAMING_SCRIPT, namespace)  # noqa: S102 (the script mitmdump loads in (b))
+    named = mcp_named(encode(chat_body(3, size=3_000)))
+    chat = format_for("POST", "/v1/chat/completions")
+    exchange = Exchange(chat, choose_rule(chat, "api.openai.com"))
+    exchange.check_request(named, fix=True)
+
+    class Message:
+        def __init__(self, content):
+            self.content = content
+
+    class Flow:
+        metadata: dict = {}
+        request = Message(named)
+
+    flow = Flow()
+    namespace["request"](flow)
+    # The same names as fix mode's, in every place; only the bytes around them differ.
+    assert json.loads(flow.request.content) == json.loads(exchange.new_body)
+    alias = json.loads(exchange.new_body)["tools"][0]["function"]["name"]
+    flow.response = Message(chat_answer(alias))
+    namespace["response"](flow)
+    called = json.loads(flow.response.content)["choices"][0]["message"]["tool_calls"][0]
+    assert called["function"]["name"] == "get.weather"
+
+
+@pytest.mark.e2e
+def test_a_quick_renaming_run_sends_through_the_naive_script_and_fix_mode_without_errors(tmp_path):
+    from benchmark.report import report_renaming
+    from benchmark.throughput import bench_renaming
+
+    rows = bench_renaming(cases(labels_with=["10 tools"]), own_mitmdump(), tmp_path, True, 2)
+
+    assert len(rows) == 1 and not rows[0].problems
+    assert all(len(rounds) == 2 and min(rounds) > 0 for rounds in rows[0].rps.values())
+    assert any(
+        t.target.startswith("(b) fix mode, 10 tools") for t in report_renaming(rows, 2).targets
+    )

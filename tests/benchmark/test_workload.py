@@ -42,14 +42,23 @@ def test_the_load_headers_leave_what_http_client_sets_itself():
     assert SDK_LOAD_HEADERS["user-agent"].startswith("OpenAI/Python")
 
 
-def test_an_mcp_named_body_differs_only_in_its_tool_names():
-    raw = encode(chat_body(3))
+def test_an_mcp_named_body_differs_only_in_its_tool_names_and_the_calls_of_them():
+    raw = encode(chat_body(3, size=5_000))
     named = json.loads(mcp_named(raw))
     plain = json.loads(raw)
+
+    def calls(body):
+        return [c["function"] for m in body["messages"] for c in m.get("tool_calls") or ()]
 
     assert [t["function"]["name"] for t in named["tools"]] == [
         t["function"]["name"].replace("_", ".", 1) for t in plain["tools"]
     ]
-    for tool in (*named["tools"], *plain["tools"]):
-        tool["function"].pop("name")
+    assert len(calls(named)) > 1
+    assert [c["name"] for c in calls(named)] == [
+        c["name"].replace("_", ".", 1) for c in calls(plain)
+    ]
+    for function in (*(t["function"] for t in (*named["tools"], *plain["tools"])),):
+        function.pop("name")
+    for function in (*calls(named), *calls(plain)):
+        function.pop("name")
     assert named == plain
