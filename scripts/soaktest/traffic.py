@@ -23,6 +23,7 @@ __all__ = [
     "flow_for",
     "gemini_request",
     "responses_request",
+    "vertex_request",
 ]
 
 ID_HEADER = "x-soak-id"
@@ -51,6 +52,17 @@ def anthropic_request(name: str, stream: bool) -> tuple[str, dict]:
     return "/v1/messages", {**body, "stream": stream}
 
 
+def vertex_request(name: str, stream: bool) -> tuple[str, dict]:
+    """Claude on Vertex AI: the Messages body without its model, which the path names."""
+    _, body = anthropic_request(name, stream)
+    del body["model"]
+    verb = "streamRawPredict" if stream else "rawPredict"
+    path = (
+        f"/v1/projects/soak/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-6:{verb}"
+    )
+    return path, {**body, "anthropic_version": "vertex-2023-10-16"}
+
+
 def gemini_request(name: str, stream: bool) -> tuple[str, dict]:
     method = "streamGenerateContent?alt=sse" if stream else "generateContent"
     body = {
@@ -71,7 +83,14 @@ def bedrock_request(name: str, stream: bool) -> tuple[str, dict]:
     return f"/model/anthropic.claude-3-5-sonnet-20240620-v1:0/{op}", body
 
 
-FORMATS = (chat_request, responses_request, anthropic_request, gemini_request, bedrock_request)
+FORMATS = (
+    chat_request,
+    responses_request,
+    anthropic_request,
+    vertex_request,
+    gemini_request,
+    bedrock_request,
+)
 
 
 @dataclass(frozen=True)

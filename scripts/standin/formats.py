@@ -1,7 +1,8 @@
 """The stand-in's wire formats, in one explicit list, and which of them serves a path.
 
 One module per format, named like the addon's adapters (toolnames_core/formats/):
-openai_chat, openai_responses, anthropic_messages, gemini, bedrock_converse; what they share
+openai_chat, openai_responses, anthropic_messages, anthropic_vertex (with token counting),
+gemini, bedrock_converse; what they share
 is in shared.py. The HTTP side is server.py.
 """
 
@@ -10,6 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from standin.anthropic_messages import AnthropicMessages
+from standin.anthropic_vertex import AnthropicCountTokens
+from standin.anthropic_vertex import AnthropicVertex
+from standin.anthropic_vertex import VertexCountTokens
 from standin.bedrock_converse import BedrockConverse
 from standin.gemini import Gemini
 from standin.openai_chat import ChatCompletions
@@ -22,6 +26,9 @@ FORMATS: tuple[StandinFormat, ...] = (
     ChatCompletions(),
     Responses(),
     AnthropicMessages(),
+    AnthropicCountTokens(),
+    AnthropicVertex(),
+    VertexCountTokens(),
     Gemini(),
     BedrockConverse(),
 )

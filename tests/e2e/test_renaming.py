@@ -2,7 +2,7 @@
 Fix mode makes the app work: apps whose tools carry names the provider rejects (MCP names such
 as `github.create_issue`) run two turns through a real mitmdump in front of the stand-in
 provider, which validates names as the providers do. Each app is an official SDK (openai chat
-and Responses, anthropic, google-genai, boto3) or the Vercel AI SDK under node, streamed and
+and Responses, anthropic and its AnthropicVertex, google-genai, boto3) or the Vercel AI SDK under node, streamed and
 not. In fix mode the provider sees only names it accepts, the app gets its own names back and
 runs its tool, and the second turn, whose history holds the call, is accepted too. In observe
 mode the same app fails at the provider, which is why fix mode exists.
@@ -157,6 +157,19 @@ def anthropic_client(url: str):
     import anthropic
 
     return anthropic.Anthropic(base_url=url, api_key="test-not-a-key", max_retries=0)
+
+
+def vertex_client(url: str):
+    import anthropic
+
+    # An access token given directly: no Google credentials are looked up.
+    return anthropic.AnthropicVertex(
+        base_url=url + "/v1",
+        region="us-east5",
+        project_id="test-project",
+        access_token="ya29.test-not-a-token",
+        max_retries=0,
+    )
 
 
 def anthropic_call(client, messages: list, name: str, choice: dict, stream: bool):
@@ -334,6 +347,7 @@ APPS = [
     App("openai-chat", LONG, openai_client, chat_first, chat_second),
     App("openai-responses", DOTTED, openai_client, responses_first, responses_second),
     App("anthropic", DOTTED, anthropic_client, anthropic_first, anthropic_second),
+    App("anthropic-vertex", DOTTED, vertex_client, anthropic_first, anthropic_second),
     App("google-genai", SLASHED, gemini_client, gemini_first, gemini_second),
     App("boto3-bedrock", DOTTED, bedrock_client, bedrock_first, bedrock_second, signs=True),
 ]

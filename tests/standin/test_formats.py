@@ -145,6 +145,22 @@ def test_non_json_body_is_rejected_with_400_in_the_providers_shape(provider, pat
         ("/openai/deployments/gpt4/chat/completions", "ChatCompletions", "body"),
         ("/v1/responses", "Responses", "body"),
         ("/v1/messages", "AnthropicMessages", "body"),
+        ("/v1/messages/count_tokens", "AnthropicCountTokens", "json"),
+        (
+            "/v1/projects/p/locations/l/publishers/anthropic/models/m:rawPredict",
+            "AnthropicVertex",
+            "body",
+        ),
+        (
+            "/v1/projects/p/locations/l/publishers/anthropic/models/m:streamRawPredict",
+            "AnthropicVertex",
+            "body",
+        ),
+        (
+            "/v1/projects/p/locations/l/publishers/anthropic/models/count-tokens:rawPredict",
+            "VertexCountTokens",
+            "json",
+        ),
         ("/v1beta/models/gemini-2.5-flash:generateContent", "Gemini", "json"),
         ("/v1beta/models/gemini-2.5-flash:streamGenerateContent", "Gemini", "stream"),
         ("/model/anthropic.claude-3-5-sonnet-20240620-v1:0/converse", "BedrockConverse", "json"),
@@ -167,11 +183,14 @@ def test_the_formats_are_one_explicit_list_of_one_instance_each():
     kinds = [type(f).__name__ for f in formats.FORMATS]
 
     assert sorted(kinds) == [
+        "AnthropicCountTokens",
         "AnthropicMessages",
+        "AnthropicVertex",
         "BedrockConverse",
         "ChatCompletions",
         "Gemini",
         "Responses",
+        "VertexCountTokens",
     ]
 
 

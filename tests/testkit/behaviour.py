@@ -43,6 +43,7 @@ HOSTS = {
     "openai-chat": "api.openai.com",
     "openai-responses": "api.openai.com",
     "anthropic-messages": "api.anthropic.com",
+    "anthropic-vertex": "us-east5-aiplatform.googleapis.com",
     "gemini": "generativelanguage.googleapis.com",
     "bedrock-converse": "bedrock-runtime.us-east-1.amazonaws.com",
 }

@@ -8,6 +8,7 @@ request is recognised, its rule, its framing, its errors. The list below names t
 from __future__ import annotations
 
 from toolnames_core.formats import anthropic_messages
+from toolnames_core.formats import anthropic_vertex
 from toolnames_core.formats import bedrock_converse
 from toolnames_core.formats import gemini
 from toolnames_core.formats import openai_chat
@@ -24,6 +25,7 @@ _formats = [
     openai_chat.FORMAT,
     openai_responses.FORMAT,
     anthropic_messages.FORMAT,
+    anthropic_vertex.FORMAT,
     gemini.FORMAT,
     bedrock_converse.FORMAT,
 ]

@@ -1,4 +1,5 @@
-"""Anthropic Messages, ``POST /v1/messages`` (docs/providers.md §5).
+"""Anthropic Messages, ``POST /v1/messages`` and its token counting,
+``POST /v1/messages/count_tokens`` (docs/providers.md §5).
 
 How this adapter maps the format onto the shared model:
 
@@ -237,8 +238,14 @@ SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
 FORMAT = WireFormat(
     api=API,
     title="Anthropic Messages",
-    path=re.compile(r"/v1/messages\Z"),
-    example_paths=("/v1/messages", "/v1/messages?beta=true"),
+    # Token counting takes a Messages body and validates its tools as Messages does.
+    path=re.compile(r"/v1/messages(?:/count_tokens)?\Z"),
+    example_paths=(
+        "/v1/messages",
+        "/v1/messages?beta=true",
+        "/v1/messages/count_tokens",
+        "/v1/messages/count_tokens?beta=true",
+    ),
     path_text=".../v1/messages",
     rule="anthropic",
     read_request=read_request,

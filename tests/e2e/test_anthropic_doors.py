@@ -1,0 +1,126 @@
+"""
+Anthropic's other doors end to end: Claude on Vertex AI (``AnthropicVertex``: ``:rawPredict``,
+``:streamRawPredict``, ``count-tokens:rawPredict``) and Anthropic's token counting
+(``/v1/messages/count_tokens``), through a real mitmdump in reverse mode in front of the
+stand-in provider, with the real ``anthropic`` SDK. Observe names the culprit and the provider
+refuses it; block answers as the provider would, so the SDK raises its usual error; fix sends
+only names the provider accepts. Two-turn fix runs with AnthropicVertex are in test_renaming.py.
+"""
+
+import pytest
+
+from tests.testkit import annotations
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+DOTTED = "github.create_issue"
+PROVIDER_SAYS = "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
+PROMPT = [{"role": "user", "content": "Open an issue about the weather in Paris."}]
+
+
+def vertex(proxy):
+    import anthropic
+
+    return anthropic.AnthropicVertex(
+        base_url=proxy.url + "/v1",
+        region="us-east5",
+        project_id="test-project",
+        access_token="ya29.test-not-a-token",
+        max_retries=0,
+    )
+
+
+def plain(proxy):
+    import anthropic
+
+    return anthropic.Anthropic(base_url=proxy.url, api_key="test-not-a-key", max_retries=0)
+
+
+def create(client, stream: bool):
+    kwargs = {
+        "model": "claude-sonnet-4-5@20250929",
+        "max_tokens": 64,
+        "messages": PROMPT,
+        "tools": [{"name": DOTTED, "input_schema": CITY}],
+        "tool_choice": {"type": "tool", "name": DOTTED},
+    }
+    if not stream:
+        return client.messages.create(**kwargs)
+    with client.messages.stream(**kwargs) as events:
+        return events.get_final_message()
+
+
+def count(client):
+    return client.messages.count_tokens(
+        model="claude-sonnet-4-5@20250929",
+        messages=PROMPT,
+        tools=[{"name": DOTTED, "input_schema": CITY}],
+    )
+
+
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_vertex_observe_names_the_culprit_and_the_provider_refuses_it(
+    mitmdump, mitmdump_binary, standin, stream
+):
+    import anthropic
+
+    proxy = mitmdump(binary=mitmdump_binary)
+    with pytest.raises(anthropic.BadRequestError) as excinfo:
+        create(vertex(proxy), stream)
+
+    assert excinfo.value.body["error"]["message"] == PROVIDER_SAYS
+    (sent,) = standin.requests
+    assert sent["path"].endswith(
+        "/publishers/anthropic/models/claude-sonnet-4-5@20250929:"
+        + ("streamRawPredict" if stream else "rawPredict")
+    )
+    proxy.wait_for_log("toolnames error")
+    line = annotations(proxy.log_text())[0]
+    assert line.startswith(
+        "toolnames error: name-invalid-chars: tools[0].name 'github.create_issue'"
+    )
+    # The provider's verdict is read: it refused the name toolnames named.
+    assert "tools[0].name" in line
+
+
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_vertex_block_answers_as_the_provider_and_the_sdk_raises_bad_request(
+    mitmdump, mitmdump_binary, standin, stream
+):
+    import anthropic
+
+    proxy = mitmdump("--set", "toolnames_mode=block", binary=mitmdump_binary)
+    with pytest.raises(anthropic.BadRequestError) as excinfo:
+        create(vertex(proxy), stream)
+
+    assert standin.requests == []
+    assert excinfo.value.status_code == 400
+    assert excinfo.value.body["type"] == "error"
+    assert excinfo.value.body["error"]["type"] == "invalid_request_error"
+    assert excinfo.value.body["error"]["message"].startswith("toolnames: tools[0].name ")
+    proxy.wait_for_log("toolnames blocked")
+
+
+@pytest.mark.needs_sdk
+@pytest.mark.parametrize("client", [vertex, plain], ids=["vertex", "anthropic"])
+def test_token_counting_is_checked_like_messages(mitmdump, mitmdump_binary, standin, client):
+    import anthropic
+
+    proxy = mitmdump(binary=mitmdump_binary)
+    with pytest.raises(anthropic.BadRequestError) as excinfo:
+        count(client(proxy))
+    assert excinfo.value.body["error"]["message"] == PROVIDER_SAYS
+    proxy.wait_for_log("toolnames error")
+    assert annotations(proxy.log_text())[0].startswith("toolnames error: name-invalid-chars: ")
+
+    standin.reset()
+    proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
+    counted = count(client(proxy))
+    assert counted.input_tokens > 0
+    (sent,) = standin.requests
+    assert DOTTED.encode() not in sent["body"]
+    assert sent["path"].endswith(
+        "count-tokens:rawPredict" if client is vertex else "/v1/messages/count_tokens"
+    )
+    proxy.wait_for_log("toolnames fixed")
