@@ -10,6 +10,9 @@ memory and never delays a byte: the framers only ever look at copies.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 import struct
 import zlib
@@ -22,6 +25,7 @@ from toolnames_core.readers import Reader
 
 __all__ = [
     "AWS_EVENT_STREAM",
+    "AWS_EVENT_STREAM_BASE64",
     "FRAMINGS",
     "MAX_EVENT_BYTES",
     "SSE",
@@ -33,6 +37,7 @@ __all__ = [
     "framing_for",
     "json_or_none",
     "rewriter_for",
+    "stream_exception",
 ]
 
 MAX_EVENT_BYTES = 8 * 1024 * 1024
@@ -134,6 +139,13 @@ def _headers(raw: bytes) -> dict[str, object]:
     return headers
 
 
+def _crcs_hold(message: bytes) -> bool:
+    """Whether a whole message's prelude CRC and message CRC are right."""
+    (prelude_crc,) = struct.unpack_from(">I", message, 8)
+    (message_crc,) = struct.unpack_from(">I", message, len(message) - 4)
+    return zlib.crc32(message[:8]) == prelude_crc and zlib.crc32(message[:-4]) == message_crc
+
+
 class AwsEventStreamFramer:
     """The AWS event stream (application/vnd.amazon.eventstream) of Bedrock's converse-stream."""
 
@@ -156,6 +168,11 @@ class AwsEventStreamFramer:
                 return
             message = bytes(self.buffer[:total])
             del self.buffer[:total]
+            if not _crcs_hold(message):
+                # A message its CRCs do not vouch for: the client will refuse it too.
+                self.broken = True
+                self.buffer = bytearray()
+                return
             try:
                 headers = _headers(message[12 : 12 + headers_len])
             except (ValueError, IndexError, struct.error):
@@ -211,7 +228,8 @@ class LineRewriter(_Rewriter):
 class EventStreamRewriter(_Rewriter):
     """Passes an AWS event stream through ``rewrite`` one message payload at a time,
     recomputing the lengths and both CRCs of a message whose payload changed. A complete
-    message goes on at once; a stream it cannot frame goes on unchanged from there."""
+    message goes on at once; a stream it cannot frame, or a message whose CRCs are wrong,
+    goes on unchanged from there."""
 
     broken = False
 
@@ -228,6 +246,10 @@ class EventStreamRewriter(_Rewriter):
                 self.broken = True
                 break
             if len(data) - pos < total:
+                break
+            if not _crcs_hold(data[pos : pos + total]):
+                # Recomputing the CRCs would pass off a corrupt message as sound.
+                self.broken = True
                 break
             out.append(self._message(data[pos : pos + total], headers_len))
             pos += total
@@ -272,6 +294,82 @@ def _aws_event(
     return None if body is None else {str(headers.get(":event-type")): body}
 
 
+# Bedrock's InvokeModelWithResponseStream wraps each event of the model's own stream in a
+# ``chunk`` message whose payload is {"bytes": "<base64 of the event's JSON>", "p": "<padding>"}
+# (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html,
+# PayloadPart: "Base-64-encoded bytes of payload data").
+
+
+def _chunk_bytes(payload: bytes) -> tuple[dict, bytes] | None:
+    """The payload's JSON and the event inside its ``bytes``; None when the payload holds no
+    ``bytes`` string. A ``bytes`` that is not base64 raises ValueError: a chunk toolnames
+    cannot open may hold a call, so it is never passed off as one without."""
+    try:
+        wrapper = json.loads(payload)
+    except (ValueError, RecursionError):
+        raise ValueError("a chunk's payload is not JSON") from None
+    if not isinstance(wrapper, dict) or not isinstance(wrapper.get("bytes"), str):
+        return None
+    try:
+        inner = base64.b64decode(wrapper["bytes"], validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("a chunk's bytes are not base64") from None
+    return wrapper, inner
+
+
+def _aws_chunk_event(
+    frame: tuple[dict[str, object], bytes], reader: Reader, shape: object
+) -> dict | None:
+    """The model's own event inside a ``chunk`` message; exceptions carry none."""
+    headers, payload = frame
+    if headers.get(":message-type") != "event" or headers.get(":event-type") != "chunk":
+        return None
+    opened = _chunk_bytes(payload)
+    if opened is None:
+        raise ValueError("a chunk's payload holds no bytes")
+    return json_or_none(opened[1], reader, shape)
+
+
+def _in_base64(rewrite: Callable[[bytes], bytes]) -> Callable[[bytes], bytes]:
+    """``rewrite`` applied to the event inside a chunk's base64, the payload built again
+    around it (its other keys, the padding included, kept as they came)."""
+
+    def payload_rewrite(payload: bytes) -> bytes:
+        try:
+            opened = _chunk_bytes(payload)
+        except ValueError:
+            return payload  # not understood, so not changed (the reader says so)
+        if opened is None:
+            return payload
+        wrapper, inner = opened
+        new = rewrite(inner)
+        if new == inner:
+            return payload
+        old_text = json.dumps(wrapper["bytes"]).encode()
+        new_text = json.dumps(base64.b64encode(new).decode("ascii")).encode()
+        if payload.count(old_text) == 1:
+            return payload.replace(old_text, new_text)
+        wrapper["bytes"] = json.loads(new_text)
+        return json.dumps(wrapper, separators=(",", ":")).encode()
+
+    return payload_rewrite
+
+
+def _chunk_rewriter(rewrite: Callable[[bytes], bytes]) -> EventStreamRewriter:
+    return EventStreamRewriter(_in_base64(rewrite))
+
+
+def stream_exception(frame: object) -> tuple[str, bytes] | None:
+    """(its type, its payload) if ``frame`` is an AWS event-stream exception message: the
+    provider's error, sent inside an HTTP 200 answer once the stream has begun."""
+    if not isinstance(frame, tuple):
+        return None
+    headers, payload = frame
+    if headers.get(":message-type") != "exception":
+        return None
+    return str(headers.get(":exception-type", "")), payload
+
+
 @dataclass(frozen=True, slots=True)
 class Framing:
     """One way a stream is framed: what a format's ``framing`` names."""
@@ -282,7 +380,8 @@ class Framing:
     # A fresh incremental framer: feed(chunk) and close() give the frames completed.
     framer: Callable[[], SseFramer | AwsEventStreamFramer]
     # (frame, reader, shape) -> the event a CallCollector takes, or None for a frame that
-    # carries none (a payload that is not a JSON object, an AWS exception message).
+    # carries none (a payload that is not a JSON object, an AWS exception message); a
+    # ValueError for one it cannot open (the decoder stops there and says why).
     event: Callable[[object, Reader, object], dict | None]
     # (rewrite) -> a rewriter that passes the stream through ``rewrite`` a frame at a time.
     rewriter: Callable[[Callable[[bytes], bytes]], LineRewriter | EventStreamRewriter]
@@ -302,7 +401,18 @@ AWS_EVENT_STREAM = Framing(
     EventStreamRewriter,
 )
 
-FRAMINGS: dict[str, Framing] = {f.name: f for f in [SSE, AWS_EVENT_STREAM]}
+# Bedrock InvokeModel's stream: the same messages, each ``chunk`` payload holding one event
+# of the model's own stream in base64 (Anthropic's SSE events, as JSON).
+AWS_EVENT_STREAM_BASE64 = Framing(
+    "aws-eventstream-base64",
+    ("application/vnd.amazon.eventstream",),
+    AwsEventStreamFramer,
+    _aws_chunk_event,
+    _chunk_rewriter,
+)
+
+# framing_for takes the first entry a Content-Type names: both AWS framings read as streams.
+FRAMINGS: dict[str, Framing] = {f.name: f for f in [SSE, AWS_EVENT_STREAM, AWS_EVENT_STREAM_BASE64]}
 
 
 def framing_for(content_type: str) -> Framing | None:

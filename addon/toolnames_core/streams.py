@@ -31,10 +31,13 @@ class EventDecoder:
         self.shape = shape
         self.framing = framing
         self.framer = framing.framer()
+        # Why an event could not be opened (a Bedrock chunk that is not base64): reading
+        # stops there, since what it held is unknown.
+        self.failure: str | None = None
 
     @property
     def broken(self) -> bool:
-        return self.framer.broken
+        return self.framer.broken or self.failure is not None
 
     def feed(self, chunk: bytes) -> Iterator[dict]:
         return self._decode(self.framer.feed(chunk))
@@ -45,7 +48,13 @@ class EventDecoder:
     def _decode(self, frames) -> Iterator[dict]:
         event = self.framing.event
         for frame in frames:
-            body = event(frame, self.reader, self.shape)
+            if self.failure is not None:
+                return
+            try:
+                body = event(frame, self.reader, self.shape)
+            except ValueError as e:
+                self.failure = str(e)
+                return
             if body is not None:
                 yield body
 
@@ -174,6 +183,13 @@ class StreamTap:
                 "warning",
                 "",
                 f"toolnames stopped reading the stream: {self.failure}",
+            )
+        if self.decoder.failure:
+            return Finding(
+                codes.RESPONSE_UNREADABLE,
+                "warning",
+                "",
+                f"toolnames stopped reading the stream: {self.decoder.failure}",
             )
         if self.decoder.broken:
             return Finding(

@@ -18,6 +18,7 @@ __all__ = [
     "SoakFlow",
     "UNOFFERED",
     "anthropic_request",
+    "bedrock_invoke_request",
     "bedrock_request",
     "chat_request",
     "flow_for",
@@ -83,6 +84,18 @@ def bedrock_request(name: str, stream: bool) -> tuple[str, dict]:
     return f"/model/anthropic.claude-3-5-sonnet-20240620-v1:0/{op}", body
 
 
+def bedrock_invoke_request(name: str, stream: bool) -> tuple[str, dict]:
+    # Claude through InvokeModel: Anthropic's body, the model in the path, no stream key.
+    op = "invoke-with-response-stream" if stream else "invoke"
+    body = {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"name": name, "input_schema": {"type": "object"}}],
+    }
+    return f"/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/{op}", body
+
+
 FORMATS = (
     chat_request,
     responses_request,
@@ -90,6 +103,7 @@ FORMATS = (
     vertex_request,
     gemini_request,
     bedrock_request,
+    bedrock_invoke_request,
 )
 
 

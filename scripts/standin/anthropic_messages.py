@@ -163,11 +163,15 @@ class AnthropicMessages(StandinFormat):
         }
 
     def events(self, turn, body, query):
+        return [sse_event(o, o["type"]) for o in self.event_objects(turn, body)]
+
+    def event_objects(self, turn, body, ping: bool = True) -> list[dict]:
+        """The stream's events as JSON objects, in order (Bedrock sends the same ones, in its
+        own framing, without the ping)."""
         # providers.md §5: message_start, content_block_start/delta/stop, message_delta, message_stop.
-        out = [
-            {"type": "message_start", "message": self.render(turn, body, done=False)},
-            {"type": "ping"},
-        ]
+        out = [{"type": "message_start", "message": self.render(turn, body, done=False)}]
+        if ping:
+            out.append({"type": "ping"})
         for index, block in enumerate(self._content(turn)):
             if block["type"] == "text":
                 out.append(
@@ -195,4 +199,4 @@ class AnthropicMessages(StandinFormat):
             {"type": "message_delta", "delta": stop, "usage": {"output_tokens": turn.output_tokens}}
         )
         out.append({"type": "message_stop"})
-        return [sse_event(o, o["type"]) for o in out]
+        return out

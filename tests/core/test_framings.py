@@ -1,7 +1,9 @@
 """The table of framings: each framer reads the same frames however the bytes are split, and
 each framing is found by its content type."""
 
+import base64
 import json
+import struct
 
 import pytest
 
@@ -10,6 +12,7 @@ from tests.testkit import aws_stream
 from tests.testkit import every_split
 from tests.testkit import sse
 from toolnames_core.framings import AWS_EVENT_STREAM
+from toolnames_core.framings import AWS_EVENT_STREAM_BASE64
 from toolnames_core.framings import FRAMINGS
 from toolnames_core.framings import MAX_EVENT_BYTES
 from toolnames_core.framings import SSE
@@ -19,6 +22,7 @@ from toolnames_core.framings import LineRewriter
 from toolnames_core.framings import SseFramer
 from toolnames_core.framings import framing_for
 from toolnames_core.framings import rewriter_for
+from toolnames_core.framings import stream_exception
 from toolnames_core.readers import DEFAULT
 
 NO_SHAPE = (DEFAULT, None)
@@ -99,9 +103,13 @@ def test_sse_framer_reads_a_new_stream_correctly_after_close():
 @pytest.mark.parametrize("framing", FRAMINGS.values(), ids=list(FRAMINGS))
 def test_each_framing_is_found_by_its_content_types_whatever_their_case_and_parameters(framing):
     assert FRAMINGS[framing.name] is framing
+    # Framings that share a media type (the AWS event stream, with JSON or base64 payloads)
+    # share their framer: the answer is a stream either way, and its format names which.
+    first = next(f for f in FRAMINGS.values() if set(f.content_types) & set(framing.content_types))
+    assert first.framer is framing.framer
     for content_type in framing.content_types:
-        assert framing_for(content_type) is framing
-        assert framing_for(content_type.upper() + "; charset=utf-8") is framing
+        assert framing_for(content_type) is first
+        assert framing_for(content_type.upper() + "; charset=utf-8") is first
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "text/plain", "", "text/html"])
@@ -125,3 +133,109 @@ def test_an_aws_frame_becomes_an_event_keyed_by_its_type_and_an_exception_none()
 def test_an_sse_frame_that_is_no_json_object_is_no_event():
     assert SSE.event(b"[DONE]", *NO_SHAPE) is None
     assert SSE.event(b'{"a": 1}', *NO_SHAPE) == {"a": 1}
+
+
+# -- the AWS event stream's CRCs, and Bedrock InvokeModel's base64 chunks ------------------------
+
+
+def corrupt(raw: bytes, at: int) -> bytes:
+    return raw[:at] + bytes([raw[at] ^ 0x01]) + raw[at + 1 :]
+
+
+@pytest.mark.parametrize("where", ["prelude-crc", "headers", "payload", "message-crc"])
+def test_an_aws_message_whose_crcs_do_not_hold_stops_reading_and_is_never_rewritten(where):
+    raw = aws_event("chunk", chunk_payload({"type": "message_start"}))
+    headers_len = struct.unpack_from(">I", raw, 4)[0]
+    at = {
+        "prelude-crc": 9,
+        "headers": 13,
+        "payload": 12 + headers_len + 2,
+        "message-crc": len(raw) - 1,
+    }
+    bad = corrupt(raw, at[where])
+    framer = AwsEventStreamFramer()
+    assert list(framer.feed(bad)) == []
+    assert framer.broken
+    # The rewriter would recompute both CRCs of a message it changed: a corrupt one would
+    # reach the client as sound. It goes on as it came, and so does the rest.
+    rewriter = rewriter_for(AWS_EVENT_STREAM_BASE64, lambda data: data.replace(b"start", b"START"))
+    assert rewriter(bad + raw) + rewriter(b"") == bad + raw
+
+
+def chunk_payload(event: dict, padding: str = "abcdefgh") -> dict:
+    raw = json.dumps(event).encode()
+    return {"bytes": base64.b64encode(raw).decode(), "p": padding}
+
+
+INVOKE_EVENTS = [
+    {"type": "message_start", "message": {"id": "msg_1", "content": []}},
+    {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "mcp__github__create_issue_tn1",
+            "input": {},
+        },
+    },
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "input_json_delta", "partial_json": "{}"},
+    },
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_stop", "amazon-bedrock-invocationMetrics": {"inputTokenCount": 3}},
+]
+INVOKE_STREAM = aws_stream(
+    [("chunk", chunk_payload(e, "p" * (i + 3))) for i, e in enumerate(INVOKE_EVENTS)]
+)
+
+
+def test_an_invoke_chunk_is_the_event_its_base64_holds_and_an_exception_none():
+    frames = list(AwsEventStreamFramer().feed(INVOKE_STREAM))
+    events = [AWS_EVENT_STREAM_BASE64.event(frame, *NO_SHAPE) for frame in frames]
+    assert events == INVOKE_EVENTS
+    exception = aws_event("validationException", {"message": "bad"}, message_type="exception")
+    (frame,) = AwsEventStreamFramer().feed(exception)
+    assert AWS_EVENT_STREAM_BASE64.event(frame, *NO_SHAPE) is None
+    assert stream_exception(frame) == ("", b'{"message": "bad"}')
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{"bytes": "not base64!"}, {"bytes": "eyJ0eXBl"[:-1]}, {"p": "no bytes"}, [1, 2]],
+    ids=["bad-alphabet", "bad-padding", "no-bytes", "not-an-object"],
+)
+def test_a_chunk_toolnames_cannot_open_is_said_not_passed_off_as_empty(payload):
+    (frame,) = AwsEventStreamFramer().feed(aws_event("chunk", payload))
+    with pytest.raises(ValueError, match="chunk"):
+        AWS_EVENT_STREAM_BASE64.event(frame, *NO_SHAPE)
+    # And the rewriter leaves it as it came.
+    raw = aws_event("chunk", payload)
+    rewriter = rewriter_for(AWS_EVENT_STREAM_BASE64, lambda data: b"changed")
+    assert rewriter(raw) == raw
+
+
+def restore(data: bytes) -> bytes:
+    return data.replace(b"mcp__github__create_issue_tn1", b"mcp__github__create.issue")
+
+
+def test_restoring_names_in_invoke_chunks_re_encodes_the_base64_and_both_crcs_at_every_split():
+    whole = rewriter_for(AWS_EVENT_STREAM_BASE64, restore)
+    expected = whole(INVOKE_STREAM) + whole(b"")
+    assert expected != INVOKE_STREAM
+    for chunks in every_split(INVOKE_STREAM):
+        rewriter = rewriter_for(AWS_EVENT_STREAM_BASE64, restore)
+        out = b"".join(rewriter(c) for c in chunks if c) + rewriter(b"")
+        assert out == expected
+    # What comes out is a sound stream (the framer checks both CRCs), the padding kept, and
+    # only the event that held the alias changed.
+    framer = AwsEventStreamFramer()
+    frames = list(framer.feed(expected))
+    assert not framer.broken and len(frames) == len(INVOKE_EVENTS)
+    events = [AWS_EVENT_STREAM_BASE64.event(f, *NO_SHAPE) for f in frames]
+    assert events[1]["content_block"]["name"] == "mcp__github__create.issue"
+    assert events[:1] + events[2:] == INVOKE_EVENTS[:1] + INVOKE_EVENTS[2:]
+    assert [json.loads(p)["p"] for _, p in frames] == ["p" * (i + 3) for i in range(5)]
+    assert frames[0][1] == list(AwsEventStreamFramer().feed(INVOKE_STREAM))[0][1]

@@ -6,12 +6,11 @@ the request alone (the provider's own name error comes back); with toolnames_res
 same credentials in mitmdump's environment the app gets its own tool names back; with
 another key it declines. The secret is in no log line and no saved flow.
 
-The anthropic SDK's AnthropicBedrock client speaks InvokeModel, a format toolnames does not
-read yet (issue 21), nor the stand-in serve: its names are not fixed here. What is checked is
-that its signature, which covers every header but Connection (Accept-Encoding included),
-survives mitmdump and toolnames in every mode (the stand-in checks it before it says it has no
-such endpoint), and that mitmproxy's anticomp, which rewrites Accept-Encoding, breaks it and
-is said once.
+The anthropic SDK's AnthropicBedrock client speaks InvokeModel: its signature, which covers
+every header but Connection (Accept-Encoding included), survives mitmdump and toolnames in
+every mode (the stand-in checks it before it validates the body), and mitmproxy's anticomp,
+which rewrites Accept-Encoding, breaks it and is said once. Its names, signed and not, are
+tests/e2e/test_bedrock_invoke.py's.
 """
 
 from __future__ import annotations
@@ -177,8 +176,8 @@ def test_fix_mode_with_resign_declines_another_access_key(
 
 
 def anthropic_bedrock(url: str) -> str:
-    """The class of the error the AnthropicBedrock client got (the stand-in serves no
-    InvokeModel: a 404 once the signature holds, a 403 when it does not)."""
+    """The class of the error the AnthropicBedrock client got (the name breaks Anthropic's
+    rule: a 400 once the signature holds, a 403 when it does not)."""
     anthropic = pytest.importorskip("anthropic")
     client = anthropic.AnthropicBedrock(
         aws_access_key=KEY,
@@ -212,10 +211,16 @@ def test_the_anthropic_bedrock_clients_signature_survives_every_mode(
         binary=mitmdump_binary,
         env=NO_AWS,
     )
-    assert anthropic_bedrock(proxy.url) == "NotFoundError"
+    # Observe passes the request on; fix mode without the client's credentials leaves it as
+    # signed: the stand-in's verdict on the name, not a 403. Block mode answers itself.
+    assert anthropic_bedrock(proxy.url) == "BadRequestError"
+    if mode == "block":
+        assert standin.requests == []
+        return
     (received,) = standin.requests
     signed = dict(received["headers"])["Authorization"]
     assert "accept-encoding" in signed and "content-length" in signed
+    assert DOTTED.encode() in received["body"]
 
 
 def test_anticomp_breaks_a_signed_accept_encoding_and_toolnames_says_so_once(

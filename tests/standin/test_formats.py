@@ -165,6 +165,12 @@ def test_non_json_body_is_rejected_with_400_in_the_providers_shape(provider, pat
         ("/v1beta/models/gemini-2.5-flash:streamGenerateContent", "Gemini", "stream"),
         ("/model/anthropic.claude-3-5-sonnet-20240620-v1:0/converse", "BedrockConverse", "json"),
         ("/model/x/converse-stream", "BedrockConverse", "stream"),
+        ("/model/anthropic.claude-3-5-haiku-20241022-v1:0/invoke", "BedrockInvoke", "json"),
+        (
+            "/model/us.anthropic.claude-v1%3A0/invoke-with-response-stream",
+            "BedrockInvoke",
+            "stream",
+        ),
     ],
 )
 def test_each_path_is_routed_to_its_format_and_mode(path, name, mode):
@@ -176,7 +182,8 @@ def test_each_path_is_routed_to_its_format_and_mode(path, name, mode):
 
 def test_a_path_no_format_serves_is_not_routed():
     assert formats.route("/v1/embeddings") is None
-    assert formats.route("/model/x/invoke") is None
+    assert formats.route("/model/x/invoke") is None  # not a Claude model: not Anthropic's body
+    assert formats.route("/model/meta.llama3-70b-instruct-v1:0/invoke") is None
 
 
 def test_the_formats_are_one_explicit_list_of_one_instance_each():
@@ -187,6 +194,7 @@ def test_the_formats_are_one_explicit_list_of_one_instance_each():
         "AnthropicMessages",
         "AnthropicVertex",
         "BedrockConverse",
+        "BedrockInvoke",
         "ChatCompletions",
         "Gemini",
         "Responses",

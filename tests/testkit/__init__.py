@@ -77,6 +77,7 @@ from tests.testkit.sdks import answering_http_client
 from tests.testkit.sdks import sdk_http_module
 from tests.testkit.strategies import keyed_bodies
 from tests.testkit.strategies import vocabulary_bodies
+from tests.testkit.streams import aws_chunk
 from tests.testkit.streams import aws_event
 from tests.testkit.streams import aws_stream
 from tests.testkit.streams import every_split
@@ -104,6 +105,7 @@ __all__ = [
     "WRITERS",
     "annotations",
     "answering_http_client",
+    "aws_chunk",
     "aws_event",
     "aws_stream",
     "bad_flows",

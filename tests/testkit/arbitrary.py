@@ -15,9 +15,11 @@ from standin import formats as standin_formats
 from standin.shared import ProviderError
 from tests.testkit.core import api_for
 from tests.testkit.disk import SDK_DIR
+from tests.testkit.streams import aws_chunk
 from tests.testkit.streams import aws_event
 from toolnames_core.formats import FORMATS
 from toolnames_core.framings import AWS_EVENT_STREAM
+from toolnames_core.framings import AWS_EVENT_STREAM_BASE64
 from toolnames_core.framings import FRAMINGS
 from toolnames_core.streams import EventDecoder
 
@@ -232,7 +234,11 @@ def sse_bytes(value: object, newline: bytes) -> bytes:
 @st.composite
 def response_bodies(draw) -> bytes:
     """Arbitrary bytes, or streams that are nearly right: events with arbitrary payloads."""
-    kind = draw(st.sampled_from(("bytes", "json", "sse", "aws", "aws-corrupt")))
+    kind = draw(
+        st.sampled_from(
+            ("bytes", "json", "sse", "aws", "aws-corrupt", "aws-chunks", "aws-bad-base64")
+        )
+    )
     if kind == "bytes":
         return draw(st.binary(max_size=400))
     if kind == "json":
@@ -242,6 +248,14 @@ def response_bodies(draw) -> bytes:
         newline = draw(st.sampled_from((b"\n", b"\r\n", b"\r")))
         noise = draw(st.sampled_from((b"", b": ping\n\n", b"event: x\n", b"data: [DONE]\n\n")))
         return noise + b"".join(sse_bytes(e, newline) for e in events)
+    if kind == "aws-chunks":
+        return b"".join(aws_chunk(e) for e in events if _aws_encodable(e))
+    if kind == "aws-bad-base64":
+        # Bedrock InvokeModel's chunks, one of them not base64 (or no bytes at all).
+        bad = draw(st.sampled_from(({"bytes": "not base64!"}, {"bytes": "eyJ"}, {"p": "x"})))
+        good = [aws_chunk(e) for e in events if _aws_encodable(e)]
+        at = draw(st.integers(0, len(good)))
+        return b"".join([*good[:at], aws_event("chunk", bad), *good[at:]])
     raw = b"".join(
         aws_event(
             draw(st.sampled_from(("messageStart", "contentBlockStart", "contentBlockDelta", "x"))),
@@ -381,6 +395,8 @@ def _responses(draw, api: str) -> bytes:
                 for e in events
                 if _aws_encodable(e)
             )
+        if FORMATS[api].framing is AWS_EVENT_STREAM_BASE64:
+            return b"".join(aws_chunk(e) for e in events if _aws_encodable(e))
         return b"".join(sse_bytes(e, b"\n") for e in events)
     raw = draw(st.sampled_from(RESPONSE_SEEDS[api]))
     if raw and draw(st.booleans()):

@@ -46,6 +46,7 @@ HOSTS = {
     "anthropic-vertex": "us-east5-aiplatform.googleapis.com",
     "gemini": "generativelanguage.googleapis.com",
     "bedrock-converse": "bedrock-runtime.us-east-1.amazonaws.com",
+    "bedrock-invoke": "bedrock-runtime.us-east-1.amazonaws.com",
 }
 REJECTED = json.dumps(
     {

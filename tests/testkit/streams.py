@@ -3,11 +3,12 @@ reads them."""
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 import zlib
 
-__all__ = ["aws_event", "aws_stream", "every_split", "sse", "zstd_compress"]
+__all__ = ["aws_chunk", "aws_event", "aws_stream", "every_split", "sse", "zstd_compress"]
 
 
 def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
@@ -40,6 +41,13 @@ def aws_event(event_type: str, payload: dict, message_type: str = "event") -> by
     prelude += struct.pack(">I", zlib.crc32(prelude))
     message = prelude + headers + body
     return message + struct.pack(">I", zlib.crc32(message))
+
+
+def aws_chunk(event: object, padding: str = "abcdefgh") -> bytes:
+    """One chunk message of Bedrock's InvokeModelWithResponseStream: ``event``'s JSON in
+    base64 in the payload's ``bytes``, with Bedrock's ``p`` padding."""
+    raw = json.dumps(event).encode("utf-8", "surrogatepass")
+    return aws_event("chunk", {"bytes": base64.b64encode(raw).decode(), "p": padding})
 
 
 def aws_stream(events: list[tuple[str, dict]]) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from toolnames_core.formats import anthropic_messages
 from toolnames_core.formats import anthropic_vertex
 from toolnames_core.formats import bedrock_converse
+from toolnames_core.formats import bedrock_invoke
 from toolnames_core.formats import gemini
 from toolnames_core.formats import openai_chat
 from toolnames_core.formats import openai_responses
@@ -28,6 +29,7 @@ _formats = [
     anthropic_vertex.FORMAT,
     gemini.FORMAT,
     bedrock_converse.FORMAT,
+    bedrock_invoke.FORMAT,
 ]
 
 FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}

@@ -13,6 +13,7 @@ __all__ = [
 ]
 
 import re
+import urllib.parse
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,7 +74,8 @@ class WireFormat:
     api: str
     title: str
     # -- how a request is recognised (``matches``, ``formats.format_for``)
-    # Searched in the request path without its query and any trailing slash.
+    # Searched in the request path without its query and any trailing slash, decoded
+    # (``bare_path``).
     path: re.Pattern[str]
     methods: tuple[str, ...] = ("POST",)
     # Paths real clients send, as they send them (query included): the tests read them.
@@ -120,5 +122,11 @@ class WireFormat:
 
 
 def bare_path(path: str) -> str:
-    """The path as formats match it: without its query and any trailing slash."""
-    return path.split("?", 1)[0].rstrip("/")
+    """The path as formats match it: without its query and any trailing slash, and decoded:
+    clients percent-encode a path's segments each in their own way (Bedrock's model ids:
+    boto3 escapes ':' and '/', the anthropic SDKs only '/'), so a format matches what they
+    mean, not how they spelled it."""
+    path = path.split("?", 1)[0]
+    if "%" in path:
+        path = urllib.parse.unquote(path)
+    return path.rstrip("/")

@@ -266,7 +266,8 @@ SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
 FORMAT = WireFormat(
     api=API,
     title="AWS Bedrock Converse",
-    path=re.compile(r"/model/[^/]+/converse(?:-stream)?$"),
+    # The id is matched greedily: formats match the decoded path, and an ARN holds a '/'.
+    path=re.compile(r"/model/.+/converse(?:-stream)?\Z"),
     # docs/providers.md §7. boto3 escapes ':' and '/' of model ids and ARNs.
     example_paths=(
         "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",

@@ -78,8 +78,11 @@ def test_paths_the_sdks_send_reach_the_format_the_fixture_is_named_after(fixture
         "/api/chat",  # Ollama
         "/v1beta/models/gemini-2.5-flash:countTokens",
         "/v1beta/models/gemini-2.5-flash:embedContent",
-        "/model/anthropic.claude-v2/invoke",
-        "/model/anthropic.claude-v2/invoke-with-response-stream",
+        # InvokeModel of models whose bodies are not Anthropic's (Llama, Nova, Mistral).
+        "/model/meta.llama3-70b-instruct-v1:0/invoke",
+        "/model/amazon.nova-pro-v1%3A0/invoke-with-response-stream",
+        "/model/mistral.mistral-large-2402-v1:0/invoke",
+        "/model/anthropic.claude-v2/invoke/extra",
         "/model/x/converse/extra",
         "/converse",
         "/",

@@ -1,0 +1,176 @@
+"""Claude on Bedrock through InvokeModel end to end: the anthropic SDK's AnthropicBedrock
+client (the door Claude Code uses with CLAUDE_CODE_USE_BEDROCK=1) through a real mitmdump
+(12, and 11 under scripts/test) to the stand-in, which validates Anthropic's rule in
+Bedrock's envelope and streams base64 chunks in an AWS event stream.
+
+An MCP-style tool name with a dot (``mcp__github__create.issue``) breaks Anthropic's rule:
+observe mode names it while the provider refuses it; fix mode sends an alias and gives the
+app its own name back, in the answer and in the stream's base64, so a two-turn run (the
+tool result goes back under the app's name) finishes; block mode answers with Bedrock's
+ValidationException, which the SDK raises as BadRequestError. With a Bearer key (Bedrock API
+keys) nothing is signed; with SigV4 credentials fix mode changes the request only with
+toolnames_resign.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.testkit import annotations
+from tests.testkit.e2e import read_flows
+from tests.testkit.sigv4 import KEY
+from tests.testkit.sigv4 import SECRET
+
+pytestmark = pytest.mark.needs_sdk
+
+CULPRIT = "mcp__github__create.issue"
+MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+SCHEMA = {"type": "object", "properties": {"title": {"type": "string"}}}
+TOOLS = [
+    {"name": "get_weather", "input_schema": SCHEMA},
+    {"name": CULPRIT, "description": "Open an issue", "input_schema": SCHEMA},
+]
+ASK = [{"role": "user", "content": "Open an issue."}]
+KEEP_HOST = ("--set", "keep_host_header=true")
+NO_AWS = {
+    "AWS_ACCESS_KEY_ID": "",
+    "AWS_SECRET_ACCESS_KEY": "",
+    "AWS_SESSION_TOKEN": "",
+    "AWS_PROFILE": "",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
+}
+streams = pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+
+
+def bedrock(url: str, signed: bool = False):
+    import anthropic
+
+    if signed:
+        return anthropic.AnthropicBedrock(
+            aws_access_key=KEY,
+            aws_secret_key=SECRET,
+            aws_region="us-east-1",
+            base_url=url,
+            max_retries=0,
+        )
+    return anthropic.AnthropicBedrock(
+        api_key="test-bedrock-api-key", aws_region="us-east-1", base_url=url, max_retries=0
+    )
+
+
+def turn(client, messages: list, stream: bool):
+    kwargs = {
+        "model": MODEL,
+        "max_tokens": 200,
+        "messages": messages,
+        "tools": TOOLS,
+        "tool_choice": {"type": "tool", "name": CULPRIT},
+    }
+    if not stream:
+        return client.messages.create(**kwargs)
+    with client.messages.stream(**kwargs) as events:
+        return events.get_final_message()
+
+
+def two_turns(client, stream: bool) -> tuple[list[str], str]:
+    """The tools the first answer calls, and the text of the second, once the tool result
+    went back under the name the app knows."""
+    first = turn(client, ASK, stream)
+    uses = [b for b in first.content if b.type == "tool_use"]
+    history = [
+        *ASK,
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in uses]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": b.id, "content": "opened #1"} for b in uses
+            ],
+        },
+    ]
+    second = turn(client, history, stream)
+    return [b.name for b in uses], "".join(b.text for b in second.content if b.type == "text")
+
+
+def record_of(path) -> list[dict]:
+    return [f.metadata["toolnames"] for f in read_flows(path)]
+
+
+@streams
+def test_observe_names_the_culprit_and_the_provider_refuses_it(
+    mitmdump, mitmdump_binary, standin, stream, tmp_path
+):
+    import anthropic
+
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
+    with pytest.raises(anthropic.BadRequestError, match="should match pattern"):
+        turn(bedrock(proxy.url), ASK, stream)
+    (received,) = standin.requests
+    assert CULPRIT.encode() in received["body"]  # observe mode changed no byte
+    proxy.wait_for_log("toolnames error")
+    (line,) = annotations(proxy.log_text())
+    assert "name-invalid-chars" in line and CULPRIT in line and "tools[1].name" in line
+    (record,) = record_of(saved)
+    assert record["api"] == "bedrock-invoke" and record["rule"] == "anthropic"
+    # The provider's verdict, read from Bedrock's {"message"}, tied to the name toolnames named.
+    assert record["rejected"]
+
+
+@streams
+def test_fix_mode_finishes_the_two_turn_run_under_the_apps_own_name(
+    mitmdump, mitmdump_binary, standin, stream, tmp_path
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump(
+        "--set", "toolnames_mode=fix", "--set", f"toolnames_save={saved}", binary=mitmdump_binary
+    )
+    called, text = two_turns(bedrock(proxy.url), stream)
+    assert called == [CULPRIT]
+    assert text == "done"
+    first, second = standin.requests
+    assert CULPRIT.encode() not in first["body"] and CULPRIT.encode() not in second["body"]
+    proxy.wait_for_log("toolnames fixed", count=2)
+    records = record_of(saved)
+    assert [r["action"] for r in records] == ["fixed", "fixed"]
+    assert records[0]["api"] == "bedrock-invoke"
+
+
+@streams
+def test_block_mode_answers_with_bedrocks_validation_error(
+    mitmdump, mitmdump_binary, standin, stream
+):
+    import anthropic
+
+    proxy = mitmdump("--set", "toolnames_mode=block", binary=mitmdump_binary)
+    with pytest.raises(anthropic.BadRequestError) as raised:
+        turn(bedrock(proxy.url), ASK, stream)
+    assert CULPRIT in str(raised.value)
+    assert raised.value.response.headers["x-amzn-errortype"].startswith("ValidationException")
+    assert standin.requests == []
+
+
+@streams
+def test_a_sigv4_signed_client_is_renamed_only_with_resign(
+    mitmdump, mitmdump_binary, standin, stream
+):
+    import anthropic
+
+    proxy = mitmdump("--set", "toolnames_mode=fix", *KEEP_HOST, binary=mitmdump_binary, env=NO_AWS)
+    with pytest.raises(anthropic.BadRequestError, match="should match pattern"):
+        turn(bedrock(proxy.url, signed=True), ASK, stream)  # left as signed: no 403
+    proxy.wait_for_log("toolnames error")
+    assert "not fixed: the request is signed with AWS SigV4" in proxy.log_text()
+    proxy.stop()
+    standin.reset()
+    resigning = mitmdump(
+        "--set",
+        "toolnames_mode=fix",
+        "--set",
+        "toolnames_resign=true",
+        *KEEP_HOST,
+        binary=mitmdump_binary,
+        env={**NO_AWS, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET},
+    )
+    called, text = two_turns(bedrock(resigning.url, signed=True), stream)
+    assert (called, text) == ([CULPRIT], "done")
+    assert SECRET not in resigning.log_text()
