@@ -232,3 +232,25 @@ def test_anticomp_breaks_a_signed_accept_encoding_and_toolnames_says_so_once(
     proxy.wait_for_log("anticomp")
     said = [line for line in proxy.log_text().splitlines() if "anticomp option" in line]
     assert len(said) == 1 and "Turn anticomp off for signed clients" in said[0]
+
+
+def test_the_anthropic_bedrock_client_is_not_signed_for_with_another_key(
+    mitmdump, mitmdump_binary, standin
+):
+    proxy = mitmdump(
+        "--set",
+        "toolnames_mode=fix",
+        "--set",
+        "toolnames_resign=true",
+        *KEEP_HOST,
+        binary=mitmdump_binary,
+        env={**NO_AWS, "AWS_ACCESS_KEY_ID": OTHER_KEY, "AWS_SECRET_ACCESS_KEY": OTHER_SECRET},
+    )
+    # Left as signed: the provider's own verdict on the name, never a 403.
+    assert anthropic_bedrock(proxy.url) == "BadRequestError"
+    (received,) = standin.requests
+    assert DOTTED.encode() in received["body"]
+    proxy.wait_for_log("toolnames error")
+    (line,) = annotations(proxy.log_text())
+    assert "not fixed: the request is signed with AWS SigV4 (access key AKIDTESTNOTAKEY" in line
+    assert "are another access key's" in line and OTHER_SECRET not in proxy.log_text()
