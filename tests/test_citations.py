@@ -13,8 +13,9 @@ CITATION = re.compile(r"providers\.md §(\d+(?:\.\d+)?)")
 SECTION = re.compile(r"^#+ §(\d+(?:\.\d+)?) ", re.M)
 # A relative path that climbs out of the file's folder, to be resolved against the repository.
 CLIMBING = re.compile(r"(?:\.\./)+[\w.-]+")
-# A relative path's first folder, to be told apart from the folders beside the repository.
-FIRST_FOLDER = re.compile(r"(?<![\w./-])([\w.-]+)/[\w.-]")
+# A relative path (first folder and the rest), to be told apart from the files beside the
+# repository.
+RELATIVE = re.compile(r"(?<![\w./-])([\w.-]+)/[\w.-][\w./-]*")
 NOT_TEXT = (".mitm", ".flows", ".har", ".zhar", ".gz", ".png", ".lock")
 
 
@@ -65,8 +66,14 @@ def outside(name: str, text: str) -> list[str]:
     for m in CLIMBING.finditer(text):
         if not (here / m.group()).resolve().is_relative_to(REPO):
             found.append(m.group())
+    # Only a path that is really there beside the repository: a folder name alone (mcp/,
+    # shared/) may be a sibling by chance wherever a clone happens to sit.
     beside = _beside_the_repository()
-    found += [f"{m.group(1)}/" for m in FIRST_FOLDER.finditer(text) if m.group(1) in beside]
+    found += [
+        m.group()
+        for m in RELATIVE.finditer(text)
+        if m.group(1) in beside and (REPO.parent / m.group().rstrip(".")).exists()
+    ]
     return found
 
 
@@ -92,3 +99,16 @@ def test_a_path_beside_the_repository_is_found():
     assert outside("docs/providers.md", f"see {up}README.md") == []
     assert outside("README.md", f"see {REPO.parent}/no-such-notes/x.md") == []
     assert outside("README.md", f"see {REPO}/README.md") == []
+
+
+def test_a_file_beside_the_repository_is_found_but_not_a_folder_name_alone():
+    # A folder made beside the repository for this test, removed after it.
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=REPO.parent, prefix="tn-citation-probe-") as made:
+        beside = Path(made)
+        (beside / "notes.md").write_text("reading\n")
+        cited = f"see {beside.name}/notes.md"
+        assert outside("README.md", cited) == [f"{beside.name}/notes.md"]
+        # The same name as a sibling by chance (tests/core/mcp/ beside a worktree named mcp).
+        assert outside("README.md", f"see {beside.name}/exchange.py") == []
