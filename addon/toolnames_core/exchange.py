@@ -382,6 +382,15 @@ class Exchange:
         # An unread or broken-off stream proves nothing by the calls it lacks.
         problem = tap.problem()
         found = self.check_calls(tap.calls(), complete and tap.ended and not problem, problem)
+        exception = tap.exception
+        if exception is not None and exception[0].lower() == "validationexception":
+            # Bedrock's verdict on the request, sent inside the HTTP 200 stream once it had
+            # begun: read as its error answers are. Its ValidationException is the one a 400
+            # answer carries (its error shape's HTTP status), so it is weighed as that.
+            calls_found = self.response_findings
+            found = [*found, *self._rejected(400, exception[1])]
+            self.response_findings = [*calls_found, *self.response_findings]
+            return found  # refused, not accepted, although it began as HTTP 200
         # Accepted once the first event arrived, whether or not the stream then broke off.
         return found + self._accepted(status) if tap.events else found
 

@@ -359,11 +359,9 @@ def _chunk_rewriter(rewrite: Callable[[bytes], bytes]) -> EventStreamRewriter:
     return EventStreamRewriter(_in_base64(rewrite))
 
 
-def stream_exception(frame: object) -> tuple[str, bytes] | None:
+def stream_exception(frame: tuple[dict[str, object], bytes]) -> tuple[str, bytes] | None:
     """(its type, its payload) if ``frame`` is an AWS event-stream exception message: the
     provider's error, sent inside an HTTP 200 answer once the stream has begun."""
-    if not isinstance(frame, tuple):
-        return None
     headers, payload = frame
     if headers.get(":message-type") != "exception":
         return None
@@ -385,6 +383,9 @@ class Framing:
     event: Callable[[object, Reader, object], dict | None]
     # (rewrite) -> a rewriter that passes the stream through ``rewrite`` a frame at a time.
     rewriter: Callable[[Callable[[bytes], bytes]], LineRewriter | EventStreamRewriter]
+    # frame -> (its type, its payload) if it is the provider's error sent inside the stream
+    # (an AWS exception message in an HTTP 200 answer), else None.
+    exception: Callable[[object], tuple[str, bytes] | None] = lambda frame: None
 
     def carries(self, content_type: str) -> bool:
         return content_type.lower().startswith(self.content_types)
@@ -399,6 +400,7 @@ AWS_EVENT_STREAM = Framing(
     AwsEventStreamFramer,
     _aws_event,
     EventStreamRewriter,
+    stream_exception,
 )
 
 # Bedrock InvokeModel's stream: the same messages, each ``chunk`` payload holding one event
@@ -409,6 +411,7 @@ AWS_EVENT_STREAM_BASE64 = Framing(
     AwsEventStreamFramer,
     _aws_chunk_event,
     _chunk_rewriter,
+    stream_exception,
 )
 
 # framing_for takes the first entry a Content-Type names: both AWS framings read as streams.

@@ -34,6 +34,8 @@ class EventDecoder:
         # Why an event could not be opened (a Bedrock chunk that is not base64): reading
         # stops there, since what it held is unknown.
         self.failure: str | None = None
+        # The first error the provider sent inside the stream: (its type, its payload).
+        self.exception: tuple[str, bytes] | None = None
 
     @property
     def broken(self) -> bool:
@@ -57,6 +59,8 @@ class EventDecoder:
                 return
             if body is not None:
                 yield body
+            elif self.exception is None:
+                self.exception = self.framing.exception(frame)
 
 
 def is_stream(content_type: str) -> bool:
@@ -155,6 +159,12 @@ class StreamTap:
     def calls(self) -> list[NameRef]:
         self._close()
         return self.collector.calls()
+
+    @property
+    def exception(self) -> tuple[str, bytes] | None:
+        """The first error the provider sent inside the stream (its type, its payload)."""
+        self._close()
+        return self.decoder.exception
 
     @property
     def unreadable(self) -> str | None:

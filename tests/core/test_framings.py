@@ -199,7 +199,7 @@ def test_an_invoke_chunk_is_the_event_its_base64_holds_and_an_exception_none():
     exception = aws_event("validationException", {"message": "bad"}, message_type="exception")
     (frame,) = AwsEventStreamFramer().feed(exception)
     assert AWS_EVENT_STREAM_BASE64.event(frame, *NO_SHAPE) is None
-    assert stream_exception(frame) == ("", b'{"message": "bad"}')
+    assert stream_exception(frame) == ("validationException", b'{"message": "bad"}')
 
 
 @pytest.mark.parametrize(

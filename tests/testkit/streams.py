@@ -30,8 +30,10 @@ def _header(name: str, value: str) -> bytes:
 
 
 def aws_event(event_type: str, payload: dict, message_type: str = "event") -> bytes:
+    # An exception message names its kind in :exception-type, an event in :event-type.
+    kind = ":exception-type" if message_type == "exception" else ":event-type"
     headers = (
-        _header(":event-type", event_type)
+        _header(kind, event_type)
         + _header(":content-type", "application/json")
         + _header(":message-type", message_type)
     )

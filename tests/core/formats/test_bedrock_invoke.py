@@ -211,3 +211,28 @@ def test_a_chunk_that_is_not_base64_is_said_and_goes_on_as_it_came():
     problem = tap.problem()
     assert problem is not None and problem.code == codes.RESPONSE_UNREADABLE
     assert "not base64" in problem.message
+
+
+PATTERN_TEXT = "tools.1.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
+
+
+@pytest.mark.parametrize("kind", ["validationException", "throttlingException"])
+def test_an_exception_inside_the_200_stream_is_the_providers_verdict_if_it_is_a_validation(
+    kind,
+):
+    exchange = analyse(body("ok", CULPRIT))
+    first_event = {"type": "message_start", "message": {"id": "m", "content": []}}
+    raw = aws_chunk(first_event) + aws_event(
+        kind, {"message": PATTERN_TEXT}, message_type="exception"
+    )
+    tap = exchange.stream_tap()
+    assert tap(raw) + tap(b"") == raw
+    found = exchange.check_stream(200, tap, True)
+    rejected = [(f.code, f.path) for f in found if f.code == codes.PROVIDER_REJECTED]
+    if kind == "validationException":
+        assert rejected == [(codes.PROVIDER_REJECTED, "tools[1].name")]
+        assert [(r.path, r.name) for r in exchange.rejections] == [("tools[1].name", CULPRIT)]
+        assert rejected[0] in [(f.code, f.path) for f in exchange.findings]
+    else:
+        # Throttling says nothing about a name.
+        assert rejected == [] and exchange.rejections == []
