@@ -14,6 +14,7 @@ addon sees the request, so the host in log lines and rule patterns is the provid
 """
 
 import json
+import urllib.parse
 
 import pytest
 
@@ -23,6 +24,7 @@ from tests.testkit import post
 from tests.testkit import recording_client
 from tests.testkit import toolnames_lines
 from tests.testkit import wait_for_flows
+from tests.testkit.sigv4 import core_signed
 
 REDACTED = "REDACTED-by-toolnames"
 
@@ -387,17 +389,23 @@ BEDROCK_BODY = {
         "tools": [{"toolSpec": {"name": LONG_NAME, "inputSchema": {"json": CITY_SCHEMA}}}]
     },
 }
-# SigV4-shaped, and fake in every part.
-BEDROCK_SIGNATURE = "fa4e" * 16
-BEDROCK_TOKEN = "fake-session-token-not-a-real-credential"
-BEDROCK_HEADERS = {
-    "authorization": (
-        "AWS4-HMAC-SHA256 Credential=FAKEACCESSKEY/20260101/us-east-1/bedrock/aws4_request, "
-        f"SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature={BEDROCK_SIGNATURE}"
-    ),
-    "x-amz-date": "20260101T000000Z",
-    "x-amz-security-token": BEDROCK_TOKEN,
-}
+# Bedrock's rule is checked by the stand-in only behind a valid signature (as AWS does): the
+# request is signed with the stand-in's test key, for the Host the stand-in will see.
+BEDROCK_TOKEN = "test-session-token-not-a-credential"
+
+
+def bedrock_headers(proxy_url: str) -> dict[str, str]:
+    host = urllib.parse.urlsplit(proxy_url).netloc
+    body = json.dumps(BEDROCK_BODY).encode()
+    pairs = core_signed(
+        BEDROCK_PATH,
+        [("Host", host), ("Content-Type", "application/json")],
+        body,
+        token=BEDROCK_TOKEN,
+    )
+    return dict(pairs)
+
+
 BEDROCK_TOOL_PATH = "toolConfig.tools[0].toolSpec.name"
 
 
@@ -405,9 +413,18 @@ def test_bedrock_observe_flags_a_too_long_name_and_saves_it_without_credentials(
     mitmdump, mitmdump_binary, standin, tmp_path
 ):
     saved = tmp_path / "flagged.mitm"
-    proxy = mitmdump("--set", f"toolnames_save={saved}", binary=mitmdump_binary)
+    # keep_host_header: reverse mode would otherwise send the Host the signature does not cover.
+    proxy = mitmdump(
+        "--set",
+        f"toolnames_save={saved}",
+        "--set",
+        "keep_host_header=true",
+        binary=mitmdump_binary,
+    )
+    sent = bedrock_headers(proxy.url)
+    signature = sent["Authorization"].rpartition("Signature=")[2]
 
-    status, headers, body = post(proxy.url + BEDROCK_PATH, BEDROCK_BODY, BEDROCK_HEADERS)
+    status, headers, body = post(proxy.url + BEDROCK_PATH, BEDROCK_BODY, sent)
 
     # The stand-in, like Bedrock, rejects the name.
     assert status == 400
@@ -416,10 +433,10 @@ def test_bedrock_observe_flags_a_too_long_name_and_saves_it_without_credentials(
     (received,) = standin.requests
     # Redaction never touches the live flow.
     for name in ("authorization", "x-amz-security-token"):
-        assert header_values(received, name) == [BEDROCK_HEADERS[name]]
+        assert header_values(received, name) == [sent[name.title()]]
     (flow,) = wait_for_flows(saved, 1)
     data = saved.read_bytes()
-    assert BEDROCK_SIGNATURE.encode() not in data
+    assert signature.encode() not in data
     assert BEDROCK_TOKEN.encode() not in data
     assert flow.request.headers["authorization"] == REDACTED
     assert flow.request.headers["x-amz-security-token"] == REDACTED
@@ -437,7 +454,7 @@ def test_bedrock_observe_flags_a_too_long_name_and_saves_it_without_credentials(
 def test_bedrock_block_answers_with_a_validation_exception(mitmdump, mitmdump_binary, standin):
     proxy = mitmdump("--set", "toolnames_mode=block", binary=mitmdump_binary)
 
-    status, headers, body = post(proxy.url + BEDROCK_PATH, BEDROCK_BODY, BEDROCK_HEADERS)
+    status, headers, body = post(proxy.url + BEDROCK_PATH, BEDROCK_BODY, bedrock_headers(proxy.url))
 
     assert standin.requests == []
     assert status == 400
