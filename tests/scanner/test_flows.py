@@ -8,6 +8,7 @@ from mitmproxy.test import tflow
 from harness.inprocess import running
 from samples import recordings as samples
 from scanner import cli
+from tests.testkit import aws_chunk
 from tests.testkit import scan_json
 
 
@@ -285,3 +286,39 @@ def test_a_fixed_mcp_flow_is_reported_as_the_live_addon_recorded_it(capsys, tmp_
     assert flow.metadata["toolnames"]["action"] == "fixed"
     _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "fixed.mitm", [flow]))
     assert [r["code"] for r in rows] == ["mcp-name-rejected"]
+
+
+def test_a_recorded_invoke_model_stream_is_read_inside_its_base64_chunks(capsys, tmp_path):
+    # Claude on Bedrock through InvokeModel, saved with its body (store_streamed_bodies): the
+    # call to a tool never offered sits base64-encoded in a chunk of the AWS event stream.
+    flow = tflow.tflow(resp=True)
+    flow.request.method = "POST"
+    flow.request.host = "bedrock-runtime.us-east-1.amazonaws.com"
+    flow.request.path = (
+        "/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream"
+    )
+    flow.request.text = json.dumps(
+        {
+            "anthropic_version": "bedrock-2023-05-31",
+            "max_tokens": 10,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "a" * 100, "input_schema": {"type": "object"}}],
+        }
+    )
+    start = {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "tool_use", "id": "t", "name": "drop_tables", "input": {}},
+    }
+    flow.response.status_code = 200
+    flow.response.headers["content-type"] = "application/vnd.amazon.eventstream"
+    flow.response.content = aws_chunk({"type": "message_start", "message": {}}) + aws_chunk(start)
+    with open(tmp_path / "invoke.flows", "wb") as f:
+        mitm_io.FlowWriter(f).add(flow)
+
+    _, rows, _ = scan_json(capsys, tmp_path / "invoke.flows")
+
+    # A 100-character name is no finding under Anthropic's rule (Converse's 64 would be).
+    assert [(r["code"], r["path"]) for r in rows] == [
+        ("response-unknown-tool", "events[1].content_block.name")
+    ]
