@@ -100,6 +100,13 @@ def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> 
     if not invalid:
         return plan
     times = Counter(offered)
+    if view.parts:
+        # A batch's requests each offer their own tools: a name is offered twice only if
+        # one request offers it twice (the same alias serves it in every request).
+        times = Counter()
+        for part in view.parts:
+            own = Counter(t.name for t in part.tools if t.kind != "builtin" and t.namespace is None)
+            times |= own
     aliased: dict[str, str] = {}
     used: set[str] = set()  # aliased.values(), to look up
     for name in sorted(invalid):

@@ -450,6 +450,8 @@ class Exchange:
         """The provider accepted what toolnames' rule rejects, if it did, as the client sent it."""
         if not self.request_findings or not self.sent_as_is or self.view is None:
             return []
+        if self.format.validates_later:
+            return []
         names = {ref.path: ref.name for ref in (*self.view.tools, *self.view.history)}
         found = verdicts.accepted_findings(
             status, self.request_findings, names, self.rule.id, self.host

@@ -161,6 +161,9 @@ class RequestView:
     # (namespace, name) of every tool offered inside a namespace (Responses API): a call
     # that names a namespace must name one of these. ``tools`` keys by bare name only.
     namespaced: set[tuple[str, str]] = field(default_factory=set)
+    # Requests a batch carries, each checked alone (tools, choices and history are every
+    # part's too, pathed inside the batch, so that fix mode renames them all).
+    parts: list[RequestView] = field(default_factory=list)
 
     @property
     def offered_names(self) -> set[str]:

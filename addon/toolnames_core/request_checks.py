@@ -175,7 +175,9 @@ def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
 
 def check_request(view: RequestView, rule: NameRule, fmt: WireFormat) -> list[Finding]:
     """Every finding about the request ``view`` of format ``fmt`` (its choice quirks), under
-    ``rule``."""
+    ``rule``. A batch's requests (``view.parts``) are checked each alone."""
+    if view.parts:
+        return [*view.problems, *(f for part in view.parts for f in check_request(part, rule, fmt))]
     return [
         *view.problems,
         *check_tools(view, rule),

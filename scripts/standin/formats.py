@@ -2,7 +2,7 @@
 
 One module per format, named like the addon's adapters (toolnames_core/formats/):
 openai_chat, openai_responses, anthropic_messages, anthropic_vertex (with token counting),
-gemini, bedrock_converse, bedrock_invoke; what they share
+anthropic_batches, gemini, bedrock_converse, bedrock_invoke; what they share
 is in shared.py. The HTTP side is server.py.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from standin.anthropic_batches import AnthropicBatches
 from standin.anthropic_messages import AnthropicMessages
 from standin.anthropic_vertex import AnthropicCountTokens
 from standin.anthropic_vertex import AnthropicVertex
@@ -28,6 +29,7 @@ FORMATS: tuple[StandinFormat, ...] = (
     Responses(),
     AnthropicMessages(),
     AnthropicCountTokens(),
+    AnthropicBatches(),
     AnthropicVertex(),
     VertexCountTokens(),
     Gemini(),

@@ -7,6 +7,8 @@ refuses it; block answers as the provider would, so the SDK raises its usual err
 only names the provider accepts. Two-turn fix runs with AnthropicVertex are in test_renaming.py.
 """
 
+import json
+
 import pytest
 
 from tests.testkit import annotations
@@ -124,3 +126,57 @@ def test_token_counting_is_checked_like_messages(mitmdump, mitmdump_binary, stan
         "count-tokens:rawPredict" if client is vertex else "/v1/messages/count_tokens"
     )
     proxy.wait_for_log("toolnames fixed")
+
+
+def create_batch(client):
+    params = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "messages": PROMPT,
+        "tools": [{"name": DOTTED, "input_schema": CITY}],
+    }
+    return client.messages.batches.create(
+        requests=[
+            {"custom_id": "first", "params": params},
+            {
+                "custom_id": "second",
+                "params": {**params, "tool_choice": {"type": "tool", "name": DOTTED}},
+            },
+        ]
+    )
+
+
+@pytest.mark.needs_sdk
+def test_a_batch_is_checked_request_by_request(mitmdump, mitmdump_binary, standin):
+    import anthropic
+
+    # Observe: Anthropic takes the batch (it validates each params later); toolnames names
+    # the culprit, in the request that holds it, now.
+    proxy = mitmdump(binary=mitmdump_binary)
+    assert create_batch(plain(proxy)).processing_status == "in_progress"
+    proxy.wait_for_log("toolnames error")
+    line = annotations(proxy.log_text())[0]
+    assert "requests[0].params.tools[0].name 'github.create_issue'" in line
+    assert "rule-disagrees" not in proxy.log_text()
+
+    # Fix: every params is sent with the alias, the choice included.
+    standin.reset()
+    proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
+    create_batch(plain(proxy))
+    (sent,) = standin.requests
+    assert DOTTED.encode() not in sent["body"]
+    requests = json.loads(sent["body"])["requests"]
+    alias = requests[0]["params"]["tools"][0]["name"]
+    assert requests[1]["params"]["tools"][0]["name"] == alias
+    assert requests[1]["params"]["tool_choice"]["name"] == alias
+    proxy.wait_for_log("toolnames fixed")
+
+    # Block: the SDK raises its usual error and nothing is sent.
+    standin.reset()
+    proxy = mitmdump("--set", "toolnames_mode=block", binary=mitmdump_binary)
+    with pytest.raises(anthropic.BadRequestError) as excinfo:
+        create_batch(plain(proxy))
+    assert standin.requests == []
+    assert excinfo.value.body["error"]["message"].startswith(
+        "toolnames: requests[0].params.tools[0].name"
+    )

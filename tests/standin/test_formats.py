@@ -146,6 +146,7 @@ def test_non_json_body_is_rejected_with_400_in_the_providers_shape(provider, pat
         ("/v1/responses", "Responses", "body"),
         ("/v1/messages", "AnthropicMessages", "body"),
         ("/v1/messages/count_tokens", "AnthropicCountTokens", "json"),
+        ("/v1/messages/batches", "AnthropicBatches", "json"),
         (
             "/v1/projects/p/locations/l/publishers/anthropic/models/m:rawPredict",
             "AnthropicVertex",
@@ -190,6 +191,7 @@ def test_the_formats_are_one_explicit_list_of_one_instance_each():
     kinds = [type(f).__name__ for f in formats.FORMATS]
 
     assert sorted(kinds) == [
+        "AnthropicBatches",
         "AnthropicCountTokens",
         "AnthropicMessages",
         "AnthropicVertex",

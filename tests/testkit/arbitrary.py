@@ -326,6 +326,8 @@ def _seeds() -> tuple[
             # Any other exception is a bug in the stand-in or here, and is not caught.
             drops.append(SeedDrop(fixture.name, f"the stand-in answers {e.status}: {e}"))
             continue
+        if FORMATS[api].framing is None:
+            continue  # a format that never streams (Anthropic's batches) has no events
         decoder = EventDecoder(FORMATS[api].framing)
         events[api] += [*decoder.feed(stream), *decoder.close()]
     return requests, events, responses, drops

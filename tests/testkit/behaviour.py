@@ -44,6 +44,7 @@ HOSTS = {
     "openai-responses": "api.openai.com",
     "anthropic-messages": "api.anthropic.com",
     "anthropic-vertex": "us-east5-aiplatform.googleapis.com",
+    "anthropic-batches": "api.anthropic.com",
     "gemini": "generativelanguage.googleapis.com",
     "bedrock-converse": "bedrock-runtime.us-east-1.amazonaws.com",
     "bedrock-invoke": "bedrock-runtime.us-east-1.amazonaws.com",

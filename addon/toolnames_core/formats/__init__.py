@@ -7,6 +7,7 @@ request is recognised, its rule, its framing, its errors. The list below names t
 
 from __future__ import annotations
 
+from toolnames_core.formats import anthropic_batches
 from toolnames_core.formats import anthropic_messages
 from toolnames_core.formats import anthropic_vertex
 from toolnames_core.formats import bedrock_converse
@@ -27,6 +28,7 @@ _formats = [
     openai_responses.FORMAT,
     anthropic_messages.FORMAT,
     anthropic_vertex.FORMAT,
+    anthropic_batches.FORMAT,
     gemini.FORMAT,
     bedrock_converse.FORMAT,
     bedrock_invoke.FORMAT,

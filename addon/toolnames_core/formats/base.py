@@ -115,6 +115,9 @@ class WireFormat:
     # (``toolConfig.tools.1.member.toolSpec.name``) and no value quoted, so a constraint
     # must fit the name it is tied to (rejections.py).
     aws_verdicts: bool = False
+    # The provider validates the bodies after it has answered (Anthropic's batches): a 2xx is
+    # no verdict on the names, so it is not read as the provider accepting them.
+    validates_later: bool = False
 
     def matches(self, method: str, path: str) -> bool:
         """Whether a request of ``method`` to ``path`` (query and all) speaks this format."""

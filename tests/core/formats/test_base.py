@@ -68,7 +68,6 @@ def test_paths_the_sdks_send_reach_the_format_the_fixture_is_named_after(fixture
         "/v1/models?next=/v1/chat/completions",
         "/v1/chat/completions/chatcmpl-123",  # updating a stored completion
         "/v1/responses/resp_123/cancel",
-        "/v1/messages/batches",
         # Vertex AI: other publishers' rawPredict bodies are not Anthropic's, and another verb
         "/v1/projects/p/locations/us-central1/publishers/mistralai/models/mistral-large:rawPredict",
         "/v1/projects/p/locations/us-central1/publishers/meta/models/llama:streamRawPredict",
