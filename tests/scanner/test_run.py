@@ -52,6 +52,45 @@ def test_other_wire_formats_go_through_the_same_checks(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(
+    "fixture, host, api, where",
+    [
+        (
+            "anthropic-vertex-tool-choice-tool",
+            "us-east5-aiplatform.googleapis.com",
+            "anthropic-vertex",
+            "tools[1].name",
+        ),
+        (
+            "anthropic-vertex-count-tokens",
+            "aiplatform.googleapis.com",
+            "anthropic-vertex",
+            "tools[1].name",
+        ),
+        (
+            "anthropic-batches-two-requests",
+            "api.anthropic.com",
+            "anthropic-batches",
+            "requests[1].params.tools[1].name",
+        ),
+    ],
+)
+def test_claude_on_vertex_and_batches_are_scanned_under_anthropics_rule(
+    capsys, tmp_path, fixture, host, api, where
+):
+    sdk = json.loads((SDK_DIR / f"{fixture}.json").read_text())
+    body = sdk["body"]
+    tools = body["requests"][1]["params"]["tools"] if "requests" in body else body["tools"]
+    tools[1]["name"] = "kb.search"
+    flow = samples.chat_flow("anthropic", body, host=host, path=sdk["path"])
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "a.mitm", [flow]))
+
+    # Google's hosts give generateContent the Gemini rule; Claude's rawPredict gets Anthropic's.
+    assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
+        (api, "anthropic", "name-invalid-chars", where)
+    ]
+
+
+@pytest.mark.parametrize(
     "content, name, message",
     [
         (os.urandom(4096), "random.bin", "not a mitmproxy flow file, HAR file or cassette"),
