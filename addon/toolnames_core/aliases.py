@@ -30,7 +30,14 @@ from toolnames_core.names import quote_name
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import valid_name_pattern
 
-__all__ = ["ALIAS_REWRITE", "AliasPlan", "Restorer", "alias_for", "plan_aliases"]
+__all__ = [
+    "ALIAS_REWRITE",
+    "AliasPlan",
+    "FragmentRestorer",
+    "Restorer",
+    "alias_for",
+    "plan_aliases",
+]
 
 ALIAS_REWRITE = "alias"
 DIGEST_LEN = 8
@@ -195,3 +202,40 @@ class Restorer:
     def name(self, called: str) -> str:
         """The app's name for a called name, if it is an alias of this exchange."""
         return self.aliases.get(called, called)
+
+
+_RECIPIENT_TAG = '"recipient_name"'
+_RECIPIENT_VALUE = re.compile(r'"recipient_name"\s*:\s*"[^"\\]*"')
+# A recipient that has not ended within this many characters is no name: it goes on.
+_MAX_HELD = 4096
+
+
+class FragmentRestorer:
+    """Finds the app's names inside a parallel wrapper's arguments when they stream as
+    fragments of one JSON text (``"arguments": "{\\"tool_uses\\":[{\\"recipi"``): an alias may
+    be split over any number of fragments, so a call's fragments are read as one text, and
+    one that ends where a recipient name may begin waits for the next (``ambiguous``)."""
+
+    def __init__(self, restorer: Restorer) -> None:
+        self.restorer = restorer
+        names = "|".join(re.escape(a) for a in sorted(restorer.aliases, key=len, reverse=True))
+        self.pattern = re.compile(r'("recipient_name"\s*:\s*")(functions\.)?(' + names + r')(")')
+
+    def _original(self, match: re.Match) -> str:
+        self.restorer.restored += 1
+        # The name as the content of a JSON string, within the arguments' JSON text.
+        original = json.dumps(self.restorer.aliases[match[3]])[1:-1]
+        return match[1] + (match[2] or "") + original + match[4]
+
+    def restore(self, text: str) -> str:
+        """``text`` (a wrapper's arguments so far) with every whole recipient alias given back."""
+        return self.pattern.sub(self._original, text)
+
+    @staticmethod
+    def ambiguous(text: str) -> bool:
+        """Whether ``text`` ends where a recipient name may begin or has not ended."""
+        start = text.rfind(_RECIPIENT_TAG)
+        if start >= 0 and not _RECIPIENT_VALUE.match(text, start):
+            return len(text) - start <= _MAX_HELD  # its value is not whole yet
+        tag = _RECIPIENT_TAG
+        return any(text.endswith(tag[:size]) for size in range(1, min(len(tag), len(text) + 1)))

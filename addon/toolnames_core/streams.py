@@ -129,6 +129,13 @@ class StreamTap:
             return chunk
         return self._rewrite(chunk)
 
+    def pieces(self, chunk: bytes) -> list[bytes]:
+        """The tap as mitmproxy's ``response.stream``: what goes on for ``chunk``, as a list.
+        A rewriter holds back a line or an event not yet whole, and an empty piece sent on
+        would end an HTTP/1.1 chunked body (its last chunk is the empty one): none is sent."""
+        out = self(chunk)
+        return [out] if out else []
+
     def _rewrite(self, piece: bytes) -> bytes:
         out = self.rewriter(piece)
         if self.rewriter.failure and not self.failure:

@@ -340,7 +340,7 @@ class ToolNames:
         encoding = flows.header(response, b"content-encoding")
         tap = exchange.stream_tap(encoding) if exchange is not None else None
         if tap is not None:
-            response.stream = tap
+            response.stream = tap.pieces
             if tap.decodes:
                 # Names are given back in the decoded stream, which goes on uncompressed.
                 del response.headers["content-encoding"]
@@ -375,8 +375,9 @@ class ToolNames:
             return  # both hooks ran, or a WebSocket's: the answer was judged by the first
         response = flow.response
         status = response.status_code if response is not None else None
-        if response is not None and isinstance(response.stream, StreamTap):
-            exchange.check_stream(status, response.stream, complete)
+        tap = getattr(response.stream, "__self__", None) if response is not None else None
+        if isinstance(tap, StreamTap):
+            exchange.check_stream(status, tap, complete)
         elif response is not None and response.raw_content is not None:
             content, problem = flows.decoded(response)
             if problem is not None:

@@ -22,6 +22,7 @@ from tests.testkit import response_api
 from tests.testkit import response_body
 from toolnames_core import Exchange
 from toolnames_core import bodies
+from toolnames_core.aliases import FragmentRestorer
 from toolnames_core.aliases import Restorer
 from toolnames_core.aliases import alias_for
 from toolnames_core.formats import FORMATS
@@ -310,3 +311,18 @@ def test_the_same_request_renamed_again_is_renamed_alike():
         alias_for("e.f", OPENAI): "e.f",
     }
     assert other.restorer.pattern.pattern != first.restorer.pattern.pattern
+
+
+def test_a_wrappers_arguments_are_ambiguous_only_where_a_recipient_name_may_go_on():
+    names = FragmentRestorer(Restorer({"github_create_issue_e877a647": "github.create_issue"}))
+    whole = '{"tool_uses":[{"recipient_name":"functions.github_create_issue_e877a647"}]}'
+    assert names.restore(whole) == whole.replace(
+        "github_create_issue_e877a647", "github.create_issue"
+    )
+    assert names.restorer.restored == 1
+    start, end = whole.index('"recipient_name"'), whole.index('"}') + 1
+    for cut in range(len(whole)):
+        head = whole[:cut]
+        # Inside the tag or its value, or right after a quote that may begin a tag: wait.
+        waits = start < cut < end or head.endswith('"')
+        assert names.ambiguous(head) is waits, head

@@ -205,3 +205,18 @@ SIGNED_ACCEPT_ENCODING = (
     "AWS4-HMAC-SHA256 Credential=AKIDTESTNOTAKEY/20261202/us-east-1/bedrock/aws4_request, "
     "SignedHeaders=accept-encoding;host;x-amz-date, Signature=00"
 )
+
+
+def test_the_tap_never_hands_mitmproxy_an_empty_piece_mid_stream():
+    # An empty piece ends an HTTP/1.1 chunked body: a line not yet whole sends nothing at all.
+    from toolnames_core import Exchange
+    from toolnames_core.formats import FORMATS
+    from toolnames_core.rules import RULES
+
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "github.x"}}]}
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
+    exchange.check_request(json.dumps(body).encode(), fix=True)
+    tap = exchange.stream_tap()
+    assert tap.pieces(b'data: {"choices": [') == []
+    assert tap.pieces(b"]}\n\n") == [b'data: {"choices": []}\n\n']
+    assert tap.pieces(b"") == []

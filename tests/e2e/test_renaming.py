@@ -427,3 +427,61 @@ def test_the_vercel_ai_sdk_runs_its_mcp_named_tool_only_in_fix_mode(
     assert fixed["toolCalls"] == [[DOTTED], []]
     assert fixed["executed"] == [{"name": DOTTED, "input": {"city": "Paris"}}]
     assert fixed["text"] == "done"
+
+
+@pytest.mark.needs_sdk
+def test_a_streamed_parallel_wrapper_gives_the_app_its_own_recipient_names(
+    mitmdump, mitmdump_binary, standin
+):
+    """OpenAI's multi_tool_use.parallel, streamed: its arguments, a JSON text split over many
+    deltas, name the call inside as functions.<alias>; the app must get its own name."""
+    import openai
+
+    proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
+    client = openai_client(proxy.url)
+    stream = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": PROMPT}],
+        tools=chat_tools(DOTTED),
+        stream=True,
+        extra_headers={"x-standin-call": "multi_tool_use.parallel"},
+    )
+    name, arguments = "", ""
+    for chunk in stream:
+        for call in chunk.choices[0].delta.tool_calls or []:
+            name += call.function.name or ""
+            arguments += call.function.arguments or ""
+    assert isinstance(client, openai.OpenAI) and name == "multi_tool_use.parallel"
+    assert json.loads(arguments) == {
+        "tool_uses": [{"recipient_name": f"functions.{DOTTED}", "parameters": {}}]
+    }
+    proxy.wait_for_log("toolnames fixed")
+    proxy.stop()
+    (line,) = annotations(proxy.log_text())
+    assert "restored 1 name(s) in the answer" in line
+
+
+@pytest.mark.needs_sdk
+def test_a_streamed_responses_parallel_wrapper_gives_the_app_its_own_names_in_every_delta(
+    mitmdump, mitmdump_binary, standin
+):
+    proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
+    client = openai_client(proxy.url)
+    tool = {"type": "function", "name": DOTTED, "parameters": CITY}
+    stream = client.responses.create(
+        model="gpt-4o-mini",
+        input=PROMPT,
+        tools=[tool],
+        stream=True,
+        extra_headers={"x-standin-call": "multi_tool_use.parallel"},
+    )
+    deltas, done = "", None
+    for event in stream:
+        if event.type == "response.function_call_arguments.delta":
+            deltas += event.delta
+        elif event.type == "response.output_item.done":
+            done = event.item.arguments
+    for arguments in (deltas, done):
+        (use,) = json.loads(arguments)["tool_uses"]
+        assert use["recipient_name"] == f"functions.{DOTTED}"
+    proxy.stop()

@@ -25,6 +25,7 @@ from tests.testkit import RESPONSES_DIR
 from tests.testkit import UNUSUAL_NAMES
 from tests.testkit import response_api
 from tests.testkit import response_body
+from tests.testkit import sent_on
 from toolnames_core import FORMATS
 from toolnames_core import FlowRecord
 from toolnames_core import RuleOverride
@@ -1272,9 +1273,9 @@ def renaming_flow(tn, answer: bytes, content_type: str, chunk: int = 0) -> http.
     tn.responseheaders(f)
     if chunk:
         out = b"".join(
-            f.response.stream(answer[i : i + chunk]) for i in range(0, len(answer), chunk)
+            sent_on(f.response.stream, answer[i : i + chunk]) for i in range(0, len(answer), chunk)
         )
-        f.response.content = out + f.response.stream(b"")
+        f.response.content = out + sent_on(f.response.stream, b"")
     tn.response(f)
     return f
 
@@ -1377,8 +1378,10 @@ def test_fix_mode_gives_names_back_in_a_gzip_stream_and_sends_it_on_uncompressed
         tn.responseheaders(f)
         assert "content-encoding" not in f.response.headers
         assert "content-length" not in f.response.headers
-        out = b"".join(f.response.stream(packed[i : i + 9]) for i in range(0, len(packed), 9))
-        out += f.response.stream(b"")
+        out = b"".join(
+            sent_on(f.response.stream, packed[i : i + 9]) for i in range(0, len(packed), 9)
+        )
+        out += sent_on(f.response.stream, b"")
         tn.response(f)
     assert out == plain.replace(ALIAS.encode(), b"github.create_issue")
     meta = f.metadata["toolnames"]

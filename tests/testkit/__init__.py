@@ -81,6 +81,7 @@ from tests.testkit.streams import aws_chunk
 from tests.testkit.streams import aws_event
 from tests.testkit.streams import aws_stream
 from tests.testkit.streams import every_split
+from tests.testkit.streams import sent_on
 from tests.testkit.streams import sse
 from tests.testkit.streams import zstd_compress
 
@@ -149,6 +150,7 @@ __all__ = [
     "sdk_fixture",
     "sdk_http_module",
     "sse",
+    "sent_on",
     "zstd_compress",
     "stream_calls",
     "strip_ansi",

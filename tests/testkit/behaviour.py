@@ -32,6 +32,7 @@ from tests.testkit.disk import SDK_DIR
 from tests.testkit.disk import response_api
 from tests.testkit.disk import response_body
 from tests.testkit.infrastructure import REPO_ROOT
+from tests.testkit.streams import sent_on
 
 __all__ = ["GOLDEN", "MODES", "behaviour", "cases", "digest", "run_case", "summary"]
 
@@ -107,8 +108,10 @@ def _answered(hooks, f: http.HTTPFlow, response: http.Response | None) -> None:
     f.response = response
     hooks.responseheaders(f)
     if callable(f.response.stream):
-        out = b"".join(f.response.stream(answer[i : i + 97]) for i in range(0, len(answer), 97))
-        f.response.content = out + f.response.stream(b"")
+        out = b"".join(
+            sent_on(f.response.stream, answer[i : i + 97]) for i in range(0, len(answer), 97)
+        )
+        f.response.content = out + sent_on(f.response.stream, b"")
     hooks.response(f)
 
 

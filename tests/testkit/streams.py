@@ -8,7 +8,7 @@ import json
 import struct
 import zlib
 
-__all__ = ["aws_chunk", "aws_event", "aws_stream", "every_split", "sse", "zstd_compress"]
+__all__ = ["aws_chunk", "aws_event", "aws_stream", "every_split", "sent_on", "sse", "zstd_compress"]
 
 
 def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
@@ -72,3 +72,10 @@ def zstd_compress(data: bytes) -> bytes:
 
         return zstandard.ZstdCompressor().compress(data)
     return zstd.compress(data)
+
+
+def sent_on(stream, chunk: bytes) -> bytes:
+    """What mitmproxy sends on for ``chunk`` through a flow's ``response.stream``, which may
+    return bytes or a list of pieces (toolnames' tap returns a list, never an empty piece)."""
+    out = stream(chunk)
+    return out if isinstance(out, bytes) else b"".join(out)

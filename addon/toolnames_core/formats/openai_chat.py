@@ -17,6 +17,7 @@ from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.openai_common import PARALLEL_WRAPPERS
 from toolnames_core.formats.openai_common import with_unwrapped
+from toolnames_core.formats.openai_common import wrapper_restore
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -354,6 +355,21 @@ class StreamCollector:
         return with_unwrapped([(ref, "".join(parts)) for ref, parts in self.found.values()])
 
 
+def wrapper_fragments(event: dict):
+    """(call, starts a parallel wrapper, path, arguments fragment) of each call delta: a
+    call's name comes in its first delta, its arguments in fragments after it."""
+    choices = event.get("choices")
+    for i, choice in enumerate(choices if isinstance(choices, list) else []):
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        calls = delta.get("tool_calls") if isinstance(delta, dict) else None
+        for j, call in enumerate(calls if isinstance(calls, list) else []):
+            inner = call.get("function") if isinstance(call, dict) else None
+            if isinstance(inner, dict):
+                key = (repr(choice.get("index", i)), repr(call.get("index", j)))
+                path = ("choices", i, "delta", "tool_calls", j, "function", "arguments")
+                yield key, inner.get("name") in PARALLEL_WRAPPERS, path, inner.get("arguments")
+
+
 # What the functions above read, for the fast reader (formats/base.py Shapes): names,
 # kinds, choices and roles; descriptions, schemas, message text and arguments are skipped,
 # except a call's arguments in an answer (a parallel wrapper's are unwrapped).
@@ -438,6 +454,7 @@ FORMAT = WireFormat(
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,
+    restore_event=lambda rewrite: wrapper_restore(rewrite, wrapper_fragments),
     shapes=SHAPES,
     block_response=block_response,
 )

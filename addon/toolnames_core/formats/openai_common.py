@@ -10,10 +10,23 @@ those inner calls; the response checks and the view say a wrapper is not a tool.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import NamedTuple
 
+from toolnames_core import jsonsplice
+from toolnames_core.aliases import FragmentRestorer
+from toolnames_core.aliases import Restorer
+from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
 
-__all__ = ["PARALLEL_WRAPPERS", "is_parallel_wrapper", "unwrap_parallel", "with_unwrapped"]
+__all__ = [
+    "PARALLEL_WRAPPERS",
+    "is_parallel_wrapper",
+    "unwrap_parallel",
+    "with_unwrapped",
+    "wrapper_restore",
+]
 
 PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
 
@@ -51,3 +64,117 @@ def with_unwrapped(found: list[tuple[NameRef, object]]) -> list[NameRef]:
 def is_parallel_wrapper(name: str, offered_names: set[str]) -> bool:
     """OpenAI's wrapper, unless a tool of that name was offered (then it is that tool)."""
     return name in PARALLEL_WRAPPERS and name not in offered_names
+
+
+# (an event) -> (its call's key, whether the call is a parallel wrapper starting, the path of
+# an arguments fragment in the event, the fragment or None), for each call the event concerns.
+WrapperFragments = Callable[[dict], Iterator[tuple[object, bool, JsonPath, object]]]
+_WRAPPER_NAMES = tuple(f'"{name}"'.encode() for name in PARALLEL_WRAPPERS)
+
+
+def wrapper_restore(rewrite: Callable[[bytes], bytes], fragments_of: WrapperFragments):
+    """The event restore of a streamed OpenAI answer (formats/base.py ``EventRestore``): the
+    restorer's, and the recipient names inside a parallel wrapper's arguments, which stream
+    as fragments an alias may be split across (one ``_WrapperRestore`` per stream)."""
+    if not isinstance(rewrite, Restorer):
+        return rewrite
+    return _WrapperRestore(rewrite, fragments_of)
+
+
+# Lines held back at most (a name split one character per event is some 100 lines) while a
+# wrapper's fragment ends where a name may begin; then they go on as they came.
+_MAX_QUEUE = 4096
+_ENDS = (b"[DONE]", b"arguments.done", b"output_item.done", b'"finish_reason":"')
+
+
+class _Held(NamedTuple):
+    line: bytes
+    head: int  # where the event's JSON starts in the line
+    text: str  # the event's JSON
+    end: int  # where it ends
+    fragments: dict  # {path: fragment} of the waiting call's arguments in this event
+
+
+class _WrapperRestore:
+    """A wrapper's fragment that ends where a recipient name may begin is held back, with
+    every line after it, until the call's next fragment says whether an alias goes on there;
+    then they go on, unchanged, or with the whole restored text in the first fragment and
+    the others empty (the client joins them to the same text). Nothing else moves."""
+
+    def __init__(self, restorer: Restorer, fragments_of: WrapperFragments) -> None:
+        self.rewrite = restorer
+        self.fragments_of = fragments_of
+        self.names = FragmentRestorer(restorer)
+        self.wrappers: set = set()
+        self.queue: list[_Held] = []
+        self.waiting: object = None
+
+    def __call__(self, data: bytes) -> bytes:
+        data = self.rewrite(data)
+        if not self.wrappers and not any(name in data for name in _WRAPPER_NAMES):
+            return data  # no wrapper under way: nearly every event of nearly every stream
+        return b"".join(self._line(line) for line in data.splitlines(True))
+
+    def _line(self, line: bytes) -> bytes:
+        held = self._read(line)
+        if held is None:
+            if not self.queue:
+                return line
+            held = _Held(line, 0, "", 0, {})
+        self.queue.append(held)
+        if held.fragments or not self.waiting_for():
+            return self._resolve()
+        if len(self.queue) > _MAX_QUEUE or any(end in line for end in _ENDS):
+            return self._emit()
+        return b""
+
+    def waiting_for(self) -> bool:
+        return self.waiting is not None
+
+    def _read(self, line: bytes) -> _Held | None:
+        if not line.startswith(b"data:"):
+            return None
+        head = 6 if line.startswith(b"data: ") else 5  # SSE takes one space after the colon
+        body = line[head:].rstrip(b"\r\n")
+        try:
+            text = body.decode("utf-8")
+            event = json.loads(text)
+        except (ValueError, RecursionError):
+            return None  # not one event's JSON: it goes on as it came
+        if not isinstance(event, dict):
+            return None
+        fragments = {}
+        for key, starts, path, fragment in self.fragments_of(event):
+            if starts:
+                self.wrappers.add(key)
+            wanted = self.waiting is None or key == self.waiting
+            if key in self.wrappers and isinstance(fragment, str) and wanted:
+                self.waiting = key
+                fragments[path] = fragment
+        if not fragments:
+            return None
+        return _Held(line, head, text, head + len(body), fragments)
+
+    def _resolve(self) -> bytes:
+        text = "".join(f for held in self.queue for f in held.fragments.values())
+        if self.names.ambiguous(text) and len(self.queue) <= _MAX_QUEUE:
+            return b""  # the next fragment tells
+        return self._emit()
+
+    def _emit(self) -> bytes:
+        queue, self.queue, self.waiting = self.queue, [], None
+        text = "".join(f for held in queue for f in held.fragments.values())
+        restored = self.names.restore(text)
+        if restored == text:
+            return b"".join(held.line for held in queue)
+        out, first = [], True
+        for held in queue:
+            if not held.fragments:
+                out.append(held.line)
+                continue
+            new = {}
+            for path in held.fragments:
+                new[path], first = (restored if first else ""), False
+            spliced = jsonsplice.replace_values(held.text, new).encode()
+            out.append(held.line[: held.head] + spliced + held.line[held.end :])
+        return b"".join(out)

@@ -53,6 +53,7 @@ from toolnames_core.formats.openai_chat import block_response
 from toolnames_core.formats.openai_chat import read_string_choice
 from toolnames_core.formats.openai_common import PARALLEL_WRAPPERS
 from toolnames_core.formats.openai_common import with_unwrapped
+from toolnames_core.formats.openai_common import wrapper_restore
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -508,6 +509,18 @@ class _Event(TypedDict, total=False):
 
 SHAPES = Shapes(_Request, _Answer | list[_Answer], _Event)
 
+
+def wrapper_fragments(event: dict):
+    """A wrapper starts with its output item; its arguments stream in delta events."""
+    kind = event.get("type")
+    if kind == "response.output_item.added":
+        item = event.get("item")
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            yield item.get("id"), item.get("name") in PARALLEL_WRAPPERS, (), None
+    elif kind == "response.function_call_arguments.delta":
+        yield event.get("item_id"), False, ("delta",), event.get("delta")
+
+
 FORMAT = WireFormat(
     api=API,
     title="OpenAI Responses",
@@ -524,6 +537,7 @@ FORMAT = WireFormat(
     read_calls=read_calls,
     stream_collector=StreamCollector,
     framing=SSE,
+    restore_event=lambda rewrite: wrapper_restore(rewrite, wrapper_fragments),
     shapes=SHAPES,
     block_response=block_response,
 )

@@ -8,6 +8,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.testkit import SDK_DIR
+from tests.testkit import sse
 from toolnames_core.formats import FORMATS
 from toolnames_core.formats.openai_chat import block_response
 from toolnames_core.formats.openai_chat import read_request
@@ -527,3 +528,62 @@ def test_a_null_optional_field_means_not_set_as_clients_send_it(key):
     view = read_request({"model": "m", "messages": [], key: None})
     assert view.problems == []
     assert (view.tools, view.choices, view.tools_given) == ([], [], False)
+
+
+def _wrapper_stream(alias: str, size: int) -> bytes:
+    """A streamed multi_tool_use.parallel call naming ``alias`` twice, its arguments cut into
+    fragments of ``size`` characters, as OpenAI streams them."""
+    uses = [{"recipient_name": f"functions.{alias}", "parameters": {"n": n}} for n in (1, 2)]
+    arguments = json.dumps({"tool_uses": uses}, separators=(",", ":"))
+    first = {"index": 0, "id": "c", "type": "function"}
+    events = [
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                **first,
+                                "function": {"name": "multi_tool_use.parallel", "arguments": ""},
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+    ]
+    for i in range(0, len(arguments), size):
+        fragment = {"index": 0, "function": {"arguments": arguments[i : i + size]}}
+        events.append({"choices": [{"index": 0, "delta": {"tool_calls": [fragment]}}]})
+    return sse(events)
+
+
+def _joined_arguments(stream: bytes) -> dict:
+    arguments = ""
+    for line in stream.splitlines():
+        if line.startswith(b"data: {"):
+            for call in json.loads(line[6:])["choices"][0]["delta"]["tool_calls"]:
+                arguments += call["function"].get("arguments", "")
+    return json.loads(arguments)
+
+
+@pytest.mark.parametrize("size", [1, 3, 10, 17, 1000])
+def test_a_streamed_parallel_wrapper_gets_its_recipient_names_back_at_any_split(size):
+    from toolnames_core import Exchange
+    from toolnames_core.rules import RULES
+
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "github.x"}}]}
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
+    exchange.check_request(json.dumps(body).encode(), fix=True)
+    (alias,) = exchange.restorer.aliases
+    stream = _wrapper_stream(alias, size)
+    for cut in {1, 7, 64, len(stream) // 3}:  # the proxy's chunks, cut anywhere
+        tap = exchange.stream_tap()
+        exchange.restorer.restored = 0
+        out = b"".join(tap(stream[i : i + cut]) for i in range(0, len(stream), cut)) + tap(b"")
+        uses = _joined_arguments(out)["tool_uses"]
+        assert [u["recipient_name"] for u in uses] == ["functions.github.x"] * 2
+        assert [u["parameters"] for u in uses] == [{"n": 1}, {"n": 2}]
+        assert exchange.restored == 2
+        assert alias.encode() not in out

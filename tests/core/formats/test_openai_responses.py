@@ -1094,3 +1094,50 @@ def test_any_json_body_is_read_without_raising(body):
 @given(st.lists(bodies, max_size=6))
 def test_any_json_event_sequence_is_collected_without_raising(events):
     stream_calls(API, events)
+
+
+@pytest.mark.parametrize("size", [1, 4, 13, 1000])
+def test_a_streamed_parallel_wrapper_gets_its_recipient_names_back_in_its_deltas(size):
+    from tests.testkit import sse
+    from toolnames_core import Exchange
+    from toolnames_core.rules import RULES
+
+    body = {"input": "hi", "tools": [{"type": "function", "name": "github.x"}]}
+    exchange = Exchange(FORMATS["openai-responses"], RULES["openai"])
+    exchange.check_request(json.dumps(body).encode(), fix=True)
+    (alias,) = exchange.restorer.aliases
+    uses = [{"recipient_name": f"functions.{alias}", "parameters": {}}]
+    arguments = json.dumps({"tool_uses": uses}, separators=(",", ":"))
+    item = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "c",
+        "name": "multi_tool_use.parallel",
+    }
+    events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "arguments": ""}}
+    ]
+    events += [
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "delta": arguments[i : i + size],
+        }
+        for i in range(0, len(arguments), size)
+    ]
+    events.append(
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**item, "arguments": arguments},
+        }
+    )
+    stream = sse(events, done=False)
+    tap = exchange.stream_tap()
+    out = b"".join(tap(stream[i : i + 9]) for i in range(0, len(stream), 9)) + tap(b"")
+    sent = [json.loads(line[6:]) for line in out.splitlines() if line.startswith(b"data: ")]
+    joined = "".join(e["delta"] for e in sent if e["type"].endswith(".delta"))
+    assert json.loads(joined)["tool_uses"][0]["recipient_name"] == "functions.github.x"
+    done = json.loads(sent[-1]["item"]["arguments"])
+    assert done["tool_uses"][0]["recipient_name"] == "functions.github.x"
+    assert alias.encode() not in out
