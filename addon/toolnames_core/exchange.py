@@ -218,7 +218,7 @@ class Exchange:
         done = fixes_.rewrite(
             view, self.rule, content, "was left as sent: the body is not UTF-8", choices
         )
-        self.fix_skipped = done.skipped
+        self.fix_skipped = done.skipped + self._namespaced_left(view)
         self._note_skipped()
         if done.content is None:
             return
@@ -236,6 +236,25 @@ class Exchange:
                 ref.name = fixed.get(ref.where, ref.name)
         if done.aliases:
             self.restorer = Restorer(done.aliases)
+
+    def _namespaced_left(self, view: RequestView) -> list[SkippedFix]:
+        """Names in a Responses namespace (its own name, a tool inside it) that break the
+        rule: fix mode leaves them as sent, and says so, since a call names the namespace
+        and the tool apart and toolnames does not give such a pair back."""
+        places = {
+            ref.path: ref.name.removeprefix("namespace:")
+            for ref in view.tools
+            if ref.namespace is not None or ref.name.startswith("namespace:")
+        }
+        return [
+            SkippedFix(
+                f.path,
+                places[f.path],
+                "was left as sent: fix mode does not rename names in a Responses namespace",
+            )
+            for f in self.request_findings
+            if f.severity == "error" and f.path in places
+        ]
 
     def _note_skipped(self) -> None:
         """Say on the finding a declined fix concerns why fix mode left it: the log line,

@@ -219,3 +219,21 @@ def test_fix_mode_says_which_names_an_unreadable_answer_could_not_give_back(read
         f"reached the app as '{alias}'"
     )
     assert exchange.restore(b'{"name": "%s"}' % alias.encode()) is None  # left as it came
+
+
+def test_fix_mode_says_it_left_the_names_of_a_responses_namespace_as_sent():
+    from toolnames_core import FORMATS
+    from toolnames_core.rules import RULES
+
+    inner = [{"type": "function", "name": "create.issue"}]
+    body = {"input": "x", "tools": [{"type": "namespace", "name": "gh.tools", "tools": inner}]}
+    exchange = Exchange(FORMATS["openai-responses"], RULES["openai"])
+    exchange.check_request(json.dumps(body).encode(), fix=True)
+    assert exchange.new_body is None and exchange.fixes == []
+    assert [(s.path, s.name) for s in exchange.fix_skipped] == [
+        ("tools[0].name", "gh.tools"),
+        ("tools[0].tools[0].name", "create.issue"),
+    ]
+    for finding in exchange.request_findings:
+        assert "; not fixed: " in finding.message
+        assert "does not rename names in a Responses namespace" in finding.message
