@@ -97,7 +97,7 @@ def rule_named(rule_id: str) -> NameRule:
         raise ValueError(f"unknown rule {rule_id!r}; known rules: {', '.join(RULES)}") from None
 
 
-_compiled: dict[str, tuple[re.Pattern, re.Pattern | None]] = {}
+_compiled: dict[tuple[str, str | None], tuple[re.Pattern, re.Pattern | None]] = {}
 _valid: dict[NameRule, re.Pattern] = {}
 
 
@@ -113,12 +113,15 @@ def valid_name_pattern(rule: NameRule) -> re.Pattern:
 
 
 def _patterns(rule: NameRule) -> tuple[re.Pattern, re.Pattern | None]:
-    if rule.id not in _compiled:
-        _compiled[rule.id] = (
+    # Keyed by what the patterns are made of, not the rule's id: two rules may share an id
+    # (a drifted provider's, a test's) and differ in their characters.
+    key = (rule.chars, rule.first)
+    if key not in _compiled:
+        _compiled[key] = (
             re.compile(f"[^{rule.chars}]"),
             re.compile(f"[{rule.first}]") if rule.first else None,
         )
-    return _compiled[rule.id]
+    return _compiled[key]
 
 
 # Per rule, what each name it was asked about breaks: an agent sends the same tools, and

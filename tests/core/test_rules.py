@@ -165,3 +165,15 @@ def test_what_a_name_breaks_is_remembered_per_rule_not_per_id():
     # The answer is the caller's to keep: changing it changes no later answer.
     name_violations("abcd", short).clear()
     assert name_violations("abcd", short)
+
+
+def test_a_rule_of_the_same_id_with_other_characters_gets_its_own_patterns():
+    # The compiled character patterns are shared by what they are made of, never by the id
+    # alone: a rule allowing dots must not inherit openai's pattern (nor the reverse).
+    import dataclasses
+
+    rule = RULES["openai"]
+    dotted = dataclasses.replace(rule, chars="." + rule.chars)
+    assert [c for c, _ in name_violations("a.b", rule)] == ["name-invalid-chars"]
+    assert name_violations("a.b", dotted) == []
+    assert [c for c, _ in name_violations("a.b", rule)] == ["name-invalid-chars"]
