@@ -260,9 +260,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(data)
+            # Recorded before it is sent, as the streams are: see _send_stream.
             if self.record is not None:
                 self.record["response_body"] = data
+            self.wfile.write(data)
 
     def _send_corrupt_gzip(self, payload, how: str):
         packed = gzip.compress(json.dumps(payload).encode())
@@ -277,8 +278,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(packed)))
         self.end_headers()
-        self.wfile.write(packed)
         self.record["response_body"] = packed
+        self.wfile.write(packed)
 
     def _header_int(self, name: str) -> int | None:
         try:
@@ -312,9 +313,11 @@ class _Handler(BaseHTTPRequestHandler):
             for index, event in enumerate(events):
                 if index and delay:
                     time.sleep(delay)
+                # Recorded before it is sent: a client that has read the whole answer can
+                # then rely on the record holding all of it (a test compares the two).
+                self.record["response_body"] += event
                 self.wfile.write(event)
                 self.wfile.flush()
-                self.record["response_body"] += event
             return
         for index, event in enumerate(events):
             if break_after is not None and index >= break_after:
@@ -328,14 +331,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.hold(hold).wait(HOLD_TIMEOUT)
             if compress is not None:
                 event = compress(event)
-            # One HTTP chunk per event, written and flushed at once.
+            # One HTTP chunk per event, recorded first (as above), written and flushed at once.
+            self.record["response_body"] += event
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.flush()
-            self.record["response_body"] += event
         if compress is not None:
             end = compress(None)
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(end), end))
             self.record["response_body"] += end
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(end), end))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
