@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import NamedTuple
+from typing import TypeVar
 
 from benchmark.workload import CHAT_PATH
 from benchmark.workload import PROVIDER_RESPONSE_HEADERS
@@ -42,8 +46,11 @@ __all__ = [
     "VARIANTS",
     "RenamingRow",
     "RpsRow",
+    "Variant",
     "bench_renaming",
     "bench_rps",
+    "raise_on_logged_errors",
+    "run_rows",
     "start_bench_mitmdump",
 ]
 
@@ -182,54 +189,6 @@ def start_bench_mitmdump(
     )
 
 
-def bench_rps(
-    chosen: list[Case], binary: Path, workdir: Path, quick: bool, concurrency: int
-) -> list[RpsRow]:
-    duration, rounds = (0.6, 2) if quick else (1.5, 3)
-    json_only = workdir / "json_only.py"
-    json_only.write_text(JSON_ONLY_SCRIPT)
-    scripts = {
-        "plain": [],
-        "json.loads only": [json_only],
-        "toolnames": [ADDON_SCRIPT],
-        JSON_READER: [ADDON_SCRIPT],
-    }
-    rows = []
-    procs: dict[str, Process] = {}
-    with ProcessGroup() as group:
-        answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
-        upstream = group.add(start_sink(workdir, answer, name="sink-b"))
-        for variant in VARIANTS:
-            options = {"toolnames_reader": "json"} if variant == JSON_READER else None
-            procs[variant] = start_bench_mitmdump(
-                group, variant, binary, upstream.url, workdir, scripts[variant], options
-            )
-        for case in chosen:
-            if quick and case.label not in QUICK_RPS_CASES:
-                continue
-            row = RpsRow(case)
-
-            def requests(i: int, body=case.raw) -> LoadRequest:
-                return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
-
-            warm = concurrency * (1 if quick else 2)
-            _rounds(row, procs, VARIANTS, requests, concurrency, duration, rounds, warm)
-            rows.append(row)
-            progress(
-                f"(b) {case.label:<16} req/s plain {row.best('plain'):6.1f}  "
-                f"json.loads only {row.best('json.loads only'):6.1f}  "
-                f"toolnames {row.best('toolnames'):6.1f}  ratio to json.loads only {row.ratio:.3f}   "
-                f"mitmdump CPU/request {row.cpu_ms('plain'):.2f} / "
-                f"{row.cpu_ms('json.loads only'):.2f} / {row.cpu_ms('toolnames'):.2f} ms"
-                + (f"   PROBLEMS: {row.problems}" if row.problems else "")
-            )
-    for proc in procs.values():
-        log = proc.log_text()
-        if "Traceback" in log or "Addon error" in log:
-            raise RuntimeError(f"{proc.name} logged an error:\n{log[-4000:]}")
-    return rows
-
-
 @dataclass
 class RenamingRow:
     """Fix mode's renaming of one body (every tool MCP-named, the calls in its history too;
@@ -283,13 +242,107 @@ def _first_alias(named: bytes) -> str:
     return json.loads(exchange.new_body)["tools"][0]["function"]["name"]
 
 
+class Variant(NamedTuple):
+    """One mitmdump of a (b) table: its column's name, the scripts it loads and its options."""
+
+    name: str
+    scripts: list[Path]
+    options: dict[str, str]
+
+
+# A row of a (b) table.
+R = TypeVar("R", "RpsRow", "RenamingRow")
+
+
+def raise_on_logged_errors(procs: Iterable[Process]) -> None:
+    """A hook exception is a bug, and a figure measured through it means nothing: a mitmdump
+    that logged a Traceback or an addon error ends the run, with the tail of its log."""
+    for proc in procs:
+        log = proc.log_text()
+        if "Traceback" in log or "Addon error" in log:
+            raise RuntimeError(f"{proc.name} logged an error:\n{log[-4000:]}")
+
+
+def run_rows(
+    row_class: type[R],
+    variants: list[Variant],
+    chosen: list[Case],
+    bodies: dict[str, bytes],
+    answer: bytes,
+    binary: Path,
+    workdir: Path,
+    quick: bool,
+    concurrency: int,
+    line: Callable[[R], str],
+) -> list[R]:
+    """One row of ``row_class`` per case: a sink answering ``answer``, a mitmdump per variant
+    in front of it, each case's body (``bodies[label]``) sent through every one in rotating
+    rounds; ``line(row)`` is printed as each row is done. Raises if a mitmdump logged an
+    error."""
+    duration, rounds = (0.6, 2) if quick else (1.5, 3)
+    names = tuple(v.name for v in variants)
+    rows = []
+    with ProcessGroup() as group:
+        upstream = group.add(start_sink(workdir, answer, name=f"sink-b-{row_class.__name__}"))
+        procs = {
+            v.name: start_bench_mitmdump(
+                group, v.name, binary, upstream.url, workdir, v.scripts, v.options
+            )
+            for v in variants
+        }
+        for case in chosen:
+            row = row_class(case)
+
+            def requests(i: int, body=bodies[case.label]) -> LoadRequest:
+                return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
+
+            warm = concurrency * (1 if quick else 2)
+            _rounds(row, procs, names, requests, concurrency, duration, rounds, warm)
+            rows.append(row)
+            progress(line(row) + (f"   PROBLEMS: {row.problems}" if row.problems else ""))
+        raise_on_logged_errors(procs.values())
+    return rows
+
+
+def bench_rps(
+    chosen: list[Case], binary: Path, workdir: Path, quick: bool, concurrency: int
+) -> list[RpsRow]:
+    json_only = workdir / "json_only.py"
+    json_only.write_text(JSON_ONLY_SCRIPT)
+    variants = [
+        Variant("plain", [], {}),
+        Variant("json.loads only", [json_only], {}),
+        Variant("toolnames", [ADDON_SCRIPT], {}),
+        *(
+            [Variant(JSON_READER, [ADDON_SCRIPT], {"toolnames_reader": "json"})]
+            if JSON_READER in VARIANTS
+            else []
+        ),
+    ]
+    chosen = [c for c in chosen if not quick or c.label in QUICK_RPS_CASES]
+
+    def line(row: RpsRow) -> str:
+        return (
+            f"(b) {row.case.label:<16} req/s plain {row.best('plain'):6.1f}  "
+            f"json.loads only {row.best('json.loads only'):6.1f}  "
+            f"toolnames {row.best('toolnames'):6.1f}  ratio to json.loads only {row.ratio:.3f}   "
+            f"mitmdump CPU/request {row.cpu_ms('plain'):.2f} / "
+            f"{row.cpu_ms('json.loads only'):.2f} / {row.cpu_ms('toolnames'):.2f} ms"
+        )
+
+    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
+    bodies = {c.label: c.raw for c in chosen}
+    return run_rows(
+        RpsRow, variants, chosen, bodies, answer, binary, workdir, quick, concurrency, line
+    )
+
+
 def bench_renaming(
     chosen: list[Case], binary: Path, workdir: Path, quick: bool, concurrency: int
 ) -> list[RenamingRow]:
     """(b) for fix mode: the bodies with tools, every tool and call MCP-named, through the
     naive renaming script and through the addon in fix mode, to a sink whose answer calls
     the first tool by its alias (the same in every body), which both give back."""
-    duration, rounds = (0.6, 2) if quick else (1.5, 3)
     chosen = [c for c in chosen if c.tools and (not quick or c.label in QUICK_RPS_CASES)]
     if not chosen:
         return []
@@ -297,37 +350,26 @@ def bench_renaming(
     (alias,) = {_first_alias(body) for body in named.values()}
     script = workdir / "naive_renaming.py"
     script.write_text(RENAMING_SCRIPT)
-    rows = []
-    procs: dict[str, Process] = {}
-    with ProcessGroup() as group:
-        answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(alias))
-        upstream = group.add(start_sink(workdir, answer, name="sink-b-renaming"))
-        for variant in RENAMING_VARIANTS:
-            options = {} if variant == NAIVE_RENAMING else {"toolnames_mode": "fix"}
-            if variant == FIX_JSON_READER:
-                options["toolnames_reader"] = "json"
-            scripts = [script] if variant == NAIVE_RENAMING else [ADDON_SCRIPT]
-            procs[variant] = start_bench_mitmdump(
-                group, variant, binary, upstream.url, workdir, scripts, options
-            )
-        for case in chosen:
-            row = RenamingRow(case)
+    fix = {"toolnames_mode": "fix"}
+    variants = [
+        Variant(NAIVE_RENAMING, [script], {}),
+        Variant(FIX_MODE, [ADDON_SCRIPT], fix),
+        *(
+            [Variant(FIX_JSON_READER, [ADDON_SCRIPT], {**fix, "toolnames_reader": "json"})]
+            if FIX_JSON_READER in RENAMING_VARIANTS
+            else []
+        ),
+    ]
 
-            def requests(i: int, body=named[case.label]) -> LoadRequest:
-                return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
+    def line(row: RenamingRow) -> str:
+        return (
+            f"(b) fix: {row.case.label:<16} req/s naive renaming {row.best(NAIVE_RENAMING):6.1f}  "
+            f"toolnames fix {row.best(FIX_MODE):6.1f} ({row.ratio(FIX_MODE):.3f})   "
+            f"mitmdump CPU/request {row.cpu_ms(NAIVE_RENAMING):.2f} / "
+            f"{row.cpu_ms(FIX_MODE):.2f} ms"
+        )
 
-            warm = concurrency * (1 if quick else 2)
-            _rounds(row, procs, RENAMING_VARIANTS, requests, concurrency, duration, rounds, warm)
-            rows.append(row)
-            progress(
-                f"(b) fix: {case.label:<16} req/s naive renaming {row.best(NAIVE_RENAMING):6.1f}  "
-                f"toolnames fix {row.best(FIX_MODE):6.1f} ({row.ratio(FIX_MODE):.3f})   "
-                f"mitmdump CPU/request {row.cpu_ms(NAIVE_RENAMING):.2f} / "
-                f"{row.cpu_ms(FIX_MODE):.2f} ms"
-                + (f"   PROBLEMS: {row.problems}" if row.problems else "")
-            )
-    for proc in procs.values():
-        log = proc.log_text()
-        if "Traceback" in log or "Addon error" in log:
-            raise RuntimeError(f"{proc.name} logged an error:\n{log[-4000:]}")
-    return rows
+    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(alias))
+    return run_rows(
+        RenamingRow, variants, chosen, named, answer, binary, workdir, quick, concurrency, line
+    )

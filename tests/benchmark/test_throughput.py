@@ -94,3 +94,24 @@ def test_a_quick_renaming_run_sends_through_the_naive_script_and_fix_mode_withou
     assert any(
         t.target.startswith("(b) fix mode, 10 tools") for t in report_renaming(rows, 2).targets
     )
+
+
+def test_a_mitmdump_that_logged_a_traceback_or_an_addon_error_ends_the_run(tmp_path):
+    from benchmark.throughput import raise_on_logged_errors
+
+    class Logged:
+        def __init__(self, name, text):
+            self.name = name
+            self.path = tmp_path / name
+            self.path.write_text(text)
+
+        def log_text(self):
+            return self.path.read_text()
+
+    clean = Logged("clean", "proxy listening\n")
+    raise_on_logged_errors([clean])  # nothing logged: the figures stand
+
+    for text in ("Traceback (most recent call last):\n  boom\n", "Addon error: KeyError\n"):
+        with pytest.raises(RuntimeError, match="broken logged an error") as caught:
+            raise_on_logged_errors([clean, Logged("broken", "started\n" + text)])
+        assert text.strip().splitlines()[-1] in str(caught.value)
