@@ -2,7 +2,7 @@
 
 One module per format, named like the addon's adapters (toolnames_core/formats/):
 openai_chat, openai_responses, anthropic_messages, anthropic_vertex (with token counting),
-anthropic_batches, gemini, bedrock_converse, bedrock_invoke; what they share
+anthropic_batches, gemini, bedrock_converse, bedrock_invoke, cohere_chat; what they share
 is in shared.py. The HTTP side is server.py.
 """
 
@@ -17,6 +17,7 @@ from standin.anthropic_vertex import AnthropicVertex
 from standin.anthropic_vertex import VertexCountTokens
 from standin.bedrock_converse import BedrockConverse
 from standin.bedrock_invoke import BedrockInvoke
+from standin.cohere_chat import CohereChat
 from standin.gemini import Gemini
 from standin.openai_chat import ChatCompletions
 from standin.openai_responses import Responses
@@ -35,6 +36,7 @@ FORMATS: tuple[StandinFormat, ...] = (
     Gemini(),
     BedrockConverse(),
     BedrockInvoke(),
+    CohereChat(),
 )
 
 

@@ -64,9 +64,9 @@ def test_every_offer_key_at_the_top_level_is_named_in_the_order_of_the_formats(r
 
 
 def test_the_text_names_what_was_carried_where_and_what_toolnames_reads():
-    text = unchecked_text("post", "/v2/chat?api_key=secret", ("tools", "toolConfig"))
+    text = unchecked_text("post", "/v1/chat?api_key=secret", ("tools", "toolConfig"))
     assert text.startswith("toolnames did not check this request")
     assert '("tools", "toolConfig")' in text
-    assert "POST /v2/chat " in text and "secret" not in text
+    assert "POST /v1/chat " in text and "secret" not in text
     for fmt in FORMATS.values():
         assert fmt.path_text in text

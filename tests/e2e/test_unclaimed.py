@@ -12,10 +12,11 @@ from tests.testkit import post
 from tests.testkit import read_flows
 from tests.testkit import toolnames_lines
 
+# Cohere's v1 chat: no format reads it (v2 is cohere-chat).
 TOOLS = {
-    "model": "command-a-03-2025",
-    "messages": [{"role": "user", "content": "go"}],
-    "tools": [{"type": "function", "function": {"name": "github.create_issue"}}],
+    "model": "command-r-plus",
+    "message": "go",
+    "tools": [{"name": "github.create_issue", "parameter_definitions": {}}],
 }
 
 
@@ -26,9 +27,9 @@ def test_tools_to_a_path_no_format_claims_are_said_unchecked_once(
     every = tmp_path / "every.mitm"
     proxy = mitmdump("--set", f"toolnames_mode={mode}", "-w", str(every), binary=mitmdump_binary)
     answers = [
-        post(proxy.url + "/v2/chat", TOOLS),
-        post(proxy.url + "/v2/chat?x=1", TOOLS),
-        post(proxy.url + "/v2/chat", {"model": "m", "messages": []}),
+        post(proxy.url + "/v1/chat", TOOLS),
+        post(proxy.url + "/v1/chat?x=1", TOOLS),
+        post(proxy.url + "/v1/chat", {"model": "m", "messages": []}),
     ]
     got = [r["body"] for r in standin.requests[-3:]]
     proxy.stop()
@@ -38,7 +39,7 @@ def test_tools_to_a_path_no_format_claims_are_said_unchecked_once(
     assert len({status for status, _, _ in answers}) == 1  # the stand-in's, never a block
     assert not any(b"toolnames" in body for _, _, body in answers)
     (line,) = toolnames_lines(proxy.log_text())
-    assert "/v2/chat: toolnames did not check this request: it carries tools" in line
+    assert "/v1/chat: toolnames did not check this request: it carries tools" in line
     flows = read_flows(every)
     assert len(flows) == 3
     for flow in flows[:2]:

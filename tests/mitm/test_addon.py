@@ -1556,7 +1556,8 @@ def test_the_addon_the_scanner_and_the_view_hear_the_provider_alike(verdict):
 
 # --- never silent: tools sent to a path no format claims -----------------------------------------
 
-COHERE_TOOLS = {"model": "command-a", "tools": [{"type": "function", "function": {"name": "a.b"}}]}
+# Cohere's v1 chat: no format reads it (v2 is cohere-chat).
+COHERE_TOOLS = {"model": "command-r", "tools": [{"name": "a.b", "parameter_definitions": {}}]}
 
 
 def unclaimed_flow(path: bytes, body: object, host: str = "api.cohere.com") -> http.HTTPFlow:
@@ -1572,9 +1573,9 @@ def test_tools_sent_to_a_path_no_format_claims_are_said_unchecked_once_per_host_
     with taddons.context(tn) as tctx:
         tctx.configure(tn, toolnames_mode=mode)
         sent = [
-            unclaimed_flow(b"/v2/chat", COHERE_TOOLS),
-            unclaimed_flow(b"/v2/chat?stream=1", COHERE_TOOLS),  # same path: not said again
-            unclaimed_flow(b"/v2/chat", COHERE_TOOLS, host="other.example"),
+            unclaimed_flow(b"/v1/chat", COHERE_TOOLS),
+            unclaimed_flow(b"/v1/chat?stream=1", COHERE_TOOLS),  # same path: not said again
+            unclaimed_flow(b"/v1/chat", COHERE_TOOLS, host="other.example"),
             unclaimed_flow(b"/api/chat", {"tools": [{"function": {"name": "x"}}]}),
             unclaimed_flow(b"/model/m/invoke", {"toolConfig": {"tools": [{"toolSpec": {}}]}}),
         ]
@@ -1583,8 +1584,8 @@ def test_tools_sent_to_a_path_no_format_claims_are_said_unchecked_once_per_host_
             tn.request(f)
     lines = warnings_logged(caplog)
     assert [line.split(":", 1)[0] for line in lines] == [
-        "POST api.cohere.com/v2/chat",
-        "POST other.example/v2/chat",
+        "POST api.cohere.com/v1/chat",
+        "POST other.example/v1/chat",
         "POST api.cohere.com/api/chat",
         "POST api.cohere.com/model/m/invoke",
     ]
@@ -1602,11 +1603,11 @@ def test_tools_sent_to_a_path_no_format_claims_are_said_unchecked_once_per_host_
 @pytest.mark.parametrize(
     "method, path, body",
     [
-        (b"POST", b"/v2/chat", {"model": "command-a", "messages": []}),  # no tools
-        (b"POST", b"/v2/chat", {"tools": []}),
+        (b"POST", b"/v1/chat", {"model": "command-a", "messages": []}),  # no tools
+        (b"POST", b"/v1/chat", {"tools": []}),
         (b"POST", b"/upload", "tools=a&functions=b"),
-        (b"PUT", b"/v2/chat", COHERE_TOOLS),
-        (b"GET", b"/v2/chat", None),
+        (b"PUT", b"/v1/chat", COHERE_TOOLS),
+        (b"GET", b"/v1/chat", None),
     ],
 )
 def test_a_request_without_tools_to_another_path_stays_quiet(method, path, body, caplog):
@@ -1622,7 +1623,7 @@ def test_a_request_without_tools_to_another_path_stays_quiet(method, path, body,
 def test_a_users_own_marker_and_comment_are_kept_on_an_unchecked_flow():
     tn = ToolNames()
     with taddons.context(tn):
-        f = unclaimed_flow(b"/v2/chat", COHERE_TOOLS)
+        f = unclaimed_flow(b"/v1/chat", COHERE_TOOLS)
         f.marked, f.comment = ":star:", "mine"
         tn.request(f)
     assert (f.marked, f.comment) == (":star:", "mine")
@@ -1634,10 +1635,10 @@ def test_an_unclaimed_request_is_not_said_when_toolnames_is_off_or_filtered_out(
     tn = ToolNames()
     with taddons.context(tn) as tctx:
         tctx.configure(tn, toolnames_mode="off")
-        off = unclaimed_flow(b"/v2/chat", COHERE_TOOLS)
+        off = unclaimed_flow(b"/v1/chat", COHERE_TOOLS)
         tn.request(off)
         tctx.configure(tn, toolnames_mode="observe", toolnames_filter="~d api.openai.com")
-        filtered = unclaimed_flow(b"/v2/chat", COHERE_TOOLS)
+        filtered = unclaimed_flow(b"/v1/chat", COHERE_TOOLS)
         tn.request(filtered)
     assert warnings_logged(caplog) == []
     assert off.metadata == {} and filtered.metadata == {}

@@ -172,6 +172,7 @@ def test_non_json_body_is_rejected_with_400_in_the_providers_shape(provider, pat
             "BedrockInvoke",
             "stream",
         ),
+        ("/v2/chat", "CohereChat", "body"),
     ],
 )
 def test_each_path_is_routed_to_its_format_and_mode(path, name, mode):
@@ -198,6 +199,7 @@ def test_the_formats_are_one_explicit_list_of_one_instance_each():
         "BedrockConverse",
         "BedrockInvoke",
         "ChatCompletions",
+        "CohereChat",
         "Gemini",
         "Responses",
         "VertexCountTokens",

@@ -49,6 +49,7 @@ HOSTS = {
     "gemini": "generativelanguage.googleapis.com",
     "bedrock-converse": "bedrock-runtime.us-east-1.amazonaws.com",
     "bedrock-invoke": "bedrock-runtime.us-east-1.amazonaws.com",
+    "cohere-chat": "api.cohere.com",
 }
 REJECTED = json.dumps(
     {

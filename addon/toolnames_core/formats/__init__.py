@@ -12,6 +12,7 @@ from toolnames_core.formats import anthropic_messages
 from toolnames_core.formats import anthropic_vertex
 from toolnames_core.formats import bedrock_converse
 from toolnames_core.formats import bedrock_invoke
+from toolnames_core.formats import cohere_chat
 from toolnames_core.formats import gemini
 from toolnames_core.formats import openai_chat
 from toolnames_core.formats import openai_responses
@@ -32,6 +33,7 @@ _formats = [
     gemini.FORMAT,
     bedrock_converse.FORMAT,
     bedrock_invoke.FORMAT,
+    cohere_chat.FORMAT,
 ]
 
 FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}
