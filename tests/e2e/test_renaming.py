@@ -2,7 +2,7 @@
 Fix mode makes the app work: apps whose tools carry names the provider rejects (MCP names such
 as `github.create_issue`) run two turns through a real mitmdump in front of the stand-in
 provider, which validates names as the providers do. Each app is an official SDK (openai chat
-and Responses, anthropic and its AnthropicVertex, google-genai, boto3) or the Vercel AI SDK under node, streamed and
+and Responses, anthropic and its AnthropicVertex, google-genai, boto3, cohere's ClientV2) or the Vercel AI SDK under node, streamed and
 not. In fix mode the provider sees only names it accepts, the app gets its own names back and
 runs its tool, and the second turn, whose history holds the call, is accepted too. In observe
 mode the same app fails at the provider, which is why fix mode exists.
@@ -342,6 +342,63 @@ def bedrock_second(client, name: str, stream: bool, state) -> str:
     return "".join(b.get("text", "") for b in answer)
 
 
+# -- cohere: ClientV2, Cohere's chat v2 ---------------------------------------------------------
+
+
+def cohere_client(url: str):
+    import cohere
+
+    return cohere.ClientV2(api_key="test-not-a-key", base_url=url)
+
+
+def cohere_call(client, messages: list, name: str, stream: bool, choice: str | None):
+    """(tool calls as plain dicts, text) of one turn, read from the answer or the stream."""
+    kwargs = {
+        "model": "command-a-03-2025",
+        "messages": messages,
+        "tools": [{"type": "function", "function": {"name": name, "parameters": CITY}}],
+    }
+    if choice:
+        kwargs["tool_choice"] = choice
+    if not stream:
+        message = client.chat(**kwargs).message
+        calls = [
+            {"id": c.id, "type": "function", "function": dict(c.function)}
+            for c in message.tool_calls or []
+        ]
+        return calls, "".join(item.text for item in message.content or [])
+    calls, text = [], ""
+    for event in client.chat_stream(**kwargs):
+        if event.type == "tool-call-start":
+            call = event.delta.message.tool_calls
+            calls.append(
+                {"id": call.id, "type": "function", "function": {"name": call.function.name}}
+            )
+            calls[-1]["function"]["arguments"] = ""
+        elif event.type == "tool-call-delta":
+            calls[-1]["function"]["arguments"] += event.delta.message.tool_calls.function.arguments
+        elif event.type == "content-delta":
+            text += event.delta.message.content.text
+    return calls, text
+
+
+def cohere_first(client, name: str, stream: bool):
+    # Cohere has no named choice: one tool offered and REQUIRED force it.
+    messages = [{"role": "user", "content": PROMPT}]
+    calls, _ = cohere_call(client, messages, name, stream, "REQUIRED")
+    return [c["function"]["name"] for c in calls], (messages, calls)
+
+
+def cohere_second(client, name: str, stream: bool, state) -> str:
+    messages, calls = state
+    history = [
+        *messages,
+        {"role": "assistant", "tool_plan": "I will call it.", "tool_calls": calls},
+        *({"role": "tool", "tool_call_id": c["id"], "content": "7"} for c in calls),
+    ]
+    return cohere_call(client, history, name, stream, None)[1]
+
+
 APPS = [
     App("openai-chat", DOTTED, openai_client, chat_first, chat_second),
     App("openai-chat", LONG, openai_client, chat_first, chat_second),
@@ -350,6 +407,7 @@ APPS = [
     App("anthropic-vertex", DOTTED, vertex_client, anthropic_first, anthropic_second),
     App("google-genai", SLASHED, gemini_client, gemini_first, gemini_second),
     App("boto3-bedrock", DOTTED, bedrock_client, bedrock_first, bedrock_second, signs=True),
+    App("cohere", DOTTED, cohere_client, cohere_first, cohere_second),
 ]
 APP_IDS = [f"{app.sdk}-{'long' if app.invalid == LONG else 'mcp'}" for app in APPS]
 

@@ -90,6 +90,48 @@ def test_claude_on_vertex_and_batches_are_scanned_under_anthropics_rule(
     ]
 
 
+def _cohere_stream(name: str) -> bytes:
+    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": ""}}
+    events = [
+        {"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}},
+        {"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": call}}},
+        {"type": "tool-call-end", "index": 0},
+        {"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}},
+    ]
+    lines = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events]
+    return ("".join(lines) + "data: [DONE]\n\n").encode()
+
+
+@pytest.mark.parametrize("writer", [samples.write_flows, samples.write_har], ids=["mitm", "har"])
+def test_cohere_v2_is_scanned_under_coheres_rule_with_its_streamed_calls(capsys, tmp_path, writer):
+    # The cohere SDK's own request, with a dashed name (Cohere allows no dash) and a stream
+    # calling a tool it never offered (its name in the tool-call-start event).
+    sdk = json.loads((SDK_DIR / "cohere-chat-stream.json").read_text())
+    body = sdk["body"]
+    body["tools"][1]["function"]["name"] = "kb-search"
+    flow = samples.chat_flow(
+        "cohere",
+        body,
+        _cohere_stream("drop_tables"),
+        content_type="text/event-stream",
+        host="api.cohere.com",
+        path=sdk["path"],
+    )
+    _, rows, _ = scan_json(capsys, writer(tmp_path / "a.file", [flow]))
+
+    assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
+        ("cohere-chat", "cohere", "name-invalid-chars", "tools[1].function.name"),
+        (
+            "cohere-chat",
+            "cohere",
+            "response-unknown-tool",
+            "events[1].delta.message.tool_calls.function.name",
+        ),
+        # The recorded stream is a 200: Cohere took the name its rule rejects.
+        ("cohere-chat", "cohere", "rule-disagrees", "tools[1].function.name"),
+    ]
+
+
 @pytest.mark.parametrize(
     "content, name, message",
     [
