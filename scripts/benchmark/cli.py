@@ -8,10 +8,12 @@ reads recorded traffic (scripts/bench runs it).
     most 25 µs for one tool and 5 µs for a small body without tools, where fixed costs
     dominate; a large body without tools at most 0.5x (it is scanned, never parsed).
 (b) Requests per second through a real mitmdump, without and with the addon, the same bodies,
-    16 keep-alive connections from 16 client threads, to a loopback upstream that answers
+    from 1 and from 16 keep-alive connections (client threads), alternating, mitmdump's own
+    CPU per request beside each, to a loopback upstream that answers
     without reading them (harness.sink: the stand-in's own parse set the pace for large
     bodies, and a provider's cost is not the proxy's). Target: at least 0.97 of the
-    json.loads-only mitmdump on every row (the ratio to plain mitmdump printed beside it).
+    json.loads-only mitmdump on every row at 16 connections (the ratio to plain mitmdump printed
+    beside it).
 (c) Time to the first streamed chunk, through mitmdump without and with the addon, from a
     stand-in that streams slowly (x-standin-delay-ms between events). Target: at most 1.05.
     mitmproxy buffers a response body unless an addon sets flow.response.stream, so plain
@@ -64,6 +66,7 @@ from benchmark.scanning import TARGET_CASSETTE_MB_S
 from benchmark.scanning import bench_scan
 from benchmark.scanning import report_scan
 from benchmark.streaming import bench_stream
+from benchmark.throughput import CONNECTIONS
 from benchmark.throughput import bench_renaming
 from benchmark.throughput import bench_rps
 from benchmark.workload import cases
@@ -78,7 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="about 30 seconds, rougher figures")
     parser.add_argument("--only", default="a,b,c,d,e", help="comma-separated parts: a, b, c, d, e")
     parser.add_argument("--mitmdump", type=Path, default=None, help="the mitmdump for (b) and (c)")
-    parser.add_argument("--concurrency", type=int, default=16, help="client connections in (b)")
+    parser.add_argument(
+        "--connections",
+        default=",".join(str(n) for n in CONNECTIONS),
+        help="client connections in (b), comma-separated: each row is measured with each, "
+        "alternating; the targets are judged at the most",
+    )
     parser.add_argument(
         "--delay-ms", type=int, default=50, help="stand-in delay between stream events in (c)"
     )
@@ -86,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         "--cases", default="", help="only bodies whose label holds one of these, comma-separated"
     )
     args = parser.parse_args(argv)
+    connections = sorted({int(n) for n in args.connections.split(",") if n.strip()})
     chosen = cases(labels_with=[c.strip() for c in args.cases.split(",") if c.strip()])
     parts = {p.strip() for p in args.only.split(",") if p.strip()}
     binary = args.mitmdump or own_mitmdump()
@@ -117,30 +126,33 @@ def main(argv: list[str] | None = None) -> int:
             targets += part.targets
         if "b" in parts:
             progress(f"(b) requests per second through {binary}")
-            rows = bench_rps(chosen, binary, workdir, args.quick, args.concurrency)
-            part = report_rps(rows, args.concurrency)
+            rows = bench_rps(chosen, binary, workdir, args.quick, connections)
+            part = report_rps(rows)
+            conns = " and ".join(str(n) for n in connections)
             sections.append(
-                f"(b) Requests per second: {args.concurrency} keep-alive connections, reverse "
+                f"(b) Requests per second: {conns} keep-alive connections (alternating; the "
+                f"targets at {max(connections)}), reverse "
                 "proxy to a loopback upstream that answers every request alike without reading it "
                 "(own process), best of rotating rounds, "
                 "and the median of each round's toolnames / json.loads only.\n    Target: "
                 f">= {TARGET_RPS} of json.loads only on every row.\n    json.loads only = mitmdump -s a 3-line script "
                 "that parses each request body once: the floor for any addon that reads the tools."
                 "\n    mitmdump CPU = its user+system time per request (/proc), the steadier "
-                "figure on a busy machine; CPU ratio = plain / toolnames CPU, the req/s ratio "
-                "if mitmdump's CPU alone set the pace.\n    With large bodies the client, "
+                "figure on a busy machine (best round).\n    With one connection each request "
+                "waits for the one before, so req/s is a request's latency through mitmdump."
+                "\n    With large bodies the client, "
                 "sending 2 MB a request from Python threads, can set the pace instead.\n\n"
                 + part.text
             )
             targets += part.targets
             progress(f"(b) fix mode's renaming through {binary}")
-            renamed = bench_renaming(chosen, binary, workdir, args.quick, args.concurrency)
-            part = report_renaming(renamed, args.concurrency)
+            renamed = bench_renaming(chosen, binary, workdir, args.quick, connections)
+            part = report_renaming(renamed)
             sections.append(
                 f"(b) Fix mode's renaming, requests per second: the bodies with tools, every "
                 "tool and every call in the history MCP-named (get.weather, which OpenAI's rule "
                 "rejects), to a sink whose answer calls the first tool by its alias; "
-                f"{args.concurrency} keep-alive connections, best of rotating rounds.\n"
+                f"{conns} keep-alive connections, best of rotating rounds.\n"
                 "    naive renaming = mitmdump -s a script that does it with json.loads and "
                 "json.dumps, both ways (benchmark.throughput.RENAMING_SCRIPT): the request's "
                 "tools, tool_choice and history renamed, the answer's calls renamed back.\n"

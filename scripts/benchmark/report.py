@@ -13,8 +13,12 @@ from benchmark.throughput import FIX_JSON_READER
 from benchmark.throughput import FIX_MODE
 from benchmark.throughput import JSON_READER
 from benchmark.throughput import NAIVE_RENAMING
+from benchmark.throughput import RENAMING_VARIANTS
+from benchmark.throughput import VARIANTS
+from benchmark.throughput import RateRow
 from benchmark.throughput import RenamingRow
 from benchmark.throughput import RpsRow
+from benchmark.throughput import per_connections
 from toolnames_core import READERS
 
 __all__ = [
@@ -198,26 +202,57 @@ def _readers_table(rows: list[CpuRow]) -> str:
     )
 
 
-def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
-    body = []
-    targets: list[Target] = []
-    for row in rows:
-        body.append(
+def _rate_tables(rows: list[RateRow], variants: list[str], ratios: list[tuple[str, str]]) -> str:
+    """Two tables of (b) rows: req/s of each mitmdump, and ``ratios`` (variant over base), at
+    each number of client connections; then mitmdump's CPU per request alike."""
+    if not rows:
+        return "(no rows)"
+    conns = per_connections(rows[0])
+    judged = rows[0].judged
+    rates = table(
+        [
+            "body",
+            "size",
+            *(f"{v} req/s" for v in variants),
+            *(f"{v} / {base} (paired median at {judged})" for v, base in ratios),
+            "errors",
+        ],
+        [
             [
                 row.case.label,
                 row.case.size,
-                f"{row.best('plain'):.1f}",
-                f"{row.best('json.loads only'):.1f}",
-                f"{row.best('toolnames'):.1f}",
-                f"{row.ratio:.3f} (paired median {row.paired_median:.3f})",
-                _of_json_only(row, JSON_READER),
-                f"{row.ratio_to_plain:.3f}",
-                f"{row.cpu_ms('plain'):.2f} / {row.cpu_ms('json.loads only'):.2f} / "
-                f"{row.cpu_ms('toolnames'):.2f}",
-                f"{row.cpu_ratio:.3f}",
+                *(row.rates(v) if row.measured(v) else "-" for v in variants),
+                *(
+                    " / ".join(f"{row.rate_ratio(v, base, n):.3f}" for n in row.connections)
+                    + f" ({row.paired(v, base):.3f})"
+                    if row.measured(v)
+                    else "-"
+                    for v, base in ratios
+                ),
                 "; ".join(row.problems) or "none",
             ]
-        )
+            for row in rows
+        ],
+    )
+    cpu = table(
+        ["body", *variants],
+        [
+            [row.case.label, *(row.cpu_text(v) if row.measured(v) else "-" for v in variants)]
+            for row in rows
+        ],
+    )
+    return (
+        f"Each cell: {conns[1:-1].replace(' connections', '')} client connections.\n\n"
+        + rates
+        + "\n\nmitmdump's CPU per request, ms (user + system, /proc, best round), "
+        + f"{conns[1:-1]}:\n\n"
+        + cpu
+    )
+
+
+def report_rps(rows: list[RpsRow]) -> Part:
+    targets: list[Target] = []
+    for row in rows:
         targets.append(
             Target(
                 f"(b) {row.case.label}",
@@ -236,23 +271,10 @@ def report_rps(rows: list[RpsRow], concurrency: int) -> Part:
                     verdict(row.ratio > TARGET_FAST_RPS and not row.problems),
                 )
             )
-    text = table(
-        [
-            "body",
-            "size",
-            "plain req/s",
-            "json.loads only req/s",
-            "toolnames req/s",
-            "toolnames / json.loads only",
-            f"{JSON_READER}: req/s / json.loads only",
-            "toolnames / plain",
-            "mitmdump CPU ms/request (plain / json / toolnames)",
-            "CPU ratio",
-            "errors",
-        ],
-        body,
-    )
-    return Part(text, targets)
+    variants = list(VARIANTS)
+    ratios = [(v, "json.loads only") for v in ("toolnames", JSON_READER) if v in VARIANTS]
+    ratios.append(("toolnames", "plain"))
+    return Part(_rate_tables(rows, variants, ratios), targets)
 
 
 def report_stream(rows: list[StreamRow], delay_ms: int) -> Part:
@@ -302,11 +324,6 @@ def report_stream(rows: list[StreamRow], delay_ms: int) -> Part:
     return Part(text, targets)
 
 
-def _of_json_only(row: RpsRow, variant: str) -> str:
-    ratio = row.of_json_only(variant)
-    return "-" if ratio is None else f"{row.best(variant):.1f} ({ratio:.3f})"
-
-
 def report_mcp(rows: list) -> Part:
     """(e): an MCP tools/list page through the MCP hooks, observe and fix, against json.loads."""
     body = [
@@ -323,26 +340,11 @@ def report_mcp(rows: list) -> Part:
     return Part(table(header, body), [])
 
 
-def report_renaming(rows: list[RenamingRow], concurrency: int) -> Part:
+def report_renaming(rows: list[RenamingRow]) -> Part:
     """(b) for fix mode: the addon renaming against the naive renaming script."""
-    body = []
     targets: list[Target] = []
-    json_reader = FIX_JSON_READER if FIX_JSON_READER in (rows[0].rps if rows else {}) else None
+    json_reader = FIX_JSON_READER if rows and rows[0].measured(FIX_JSON_READER) else None
     for row in rows:
-        body.append(
-            [
-                row.case.label,
-                row.case.size,
-                f"{row.best(NAIVE_RENAMING):.1f}",
-                f"{row.best(FIX_MODE):.1f} ({row.ratio(FIX_MODE):.3f}; paired median "
-                f"{row.paired_median(FIX_MODE):.3f})",
-                f"{row.best(json_reader):.1f} ({row.ratio(json_reader):.3f})"
-                if json_reader
-                else "-",
-                " / ".join(f"{row.cpu_ms(v):.2f}" for v in row.rps),
-                "; ".join(row.problems) or "none",
-            ]
-        )
         if row.case.tools < FAST_FROM_TOOLS:
             continue  # issue 25's targets start at 10 tools
         # The json reader must match the naive script; msgspec must beat it.
@@ -364,16 +366,6 @@ def report_renaming(rows: list[RenamingRow], concurrency: int) -> Part:
                     verdict(row.ratio(FIX_MODE) >= TARGET_RENAMING_RPS_FAST and not row.problems),
                 )
             )
-    text = table(
-        [
-            "body (MCP-named)",
-            "size",
-            "naive renaming req/s",
-            f"{FIX_MODE} req/s (of naive)",
-            f"{FIX_JSON_READER} req/s (of naive)",
-            "mitmdump CPU ms/request (" + " / ".join(rows[0].rps) + ")" if rows else "CPU",
-            "errors",
-        ],
-        body,
-    )
-    return Part(text, targets)
+    variants = list(RENAMING_VARIANTS)
+    ratios = [(v, NAIVE_RENAMING) for v in variants[1:]]
+    return Part(_rate_tables(rows, variants, ratios), targets)

@@ -36,21 +36,30 @@ from toolnames_core import choose_rule
 from toolnames_core import format_for
 
 __all__ = [
+    "CONNECTIONS",
     "FIX_JSON_READER",
     "FIX_MODE",
+    "FULL_SCHEDULE",
     "JSON_ONLY_SCRIPT",
     "JSON_READER",
     "NAIVE_RENAMING",
+    "QUICK_SCHEDULE",
     "RENAMING_SCRIPT",
     "RENAMING_VARIANTS",
     "VARIANTS",
+    "RateRow",
     "RenamingRow",
+    "Rounds",
     "RpsRow",
+    "Schedule",
     "Variant",
     "bench_renaming",
     "bench_rps",
+    "per_connections",
     "raise_on_logged_errors",
+    "run_rounds",
     "run_rows",
+    "schedule",
     "start_bench_mitmdump",
 ]
 
@@ -120,42 +129,90 @@ RENAMING_VARIANTS = (
 
 
 @dataclass
-class RpsRow:
+class Rounds:
+    """One mitmdump's rounds at one number of client connections."""
+
+    rps: list[float] = field(default_factory=list)
+    # mitmdump's own CPU seconds (user + system, /proc) per request, one per round
+    cpu: list[float] = field(default_factory=list)
+
+
+@dataclass
+class RateRow:
+    """One body's rounds through every mitmdump of a table, at each number of client
+    connections; the targets are judged at the most connections (``judged``)."""
+
     case: Case
-    # variant -> requests per second, one per round
-    rps: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in VARIANTS})
-    # variant -> mitmdump's own CPU seconds per request, one per round
-    cpu: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in VARIANTS})
+    # connections -> variant -> its rounds
+    rounds: dict[int, dict[str, Rounds]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def best(self, variant: str) -> float:
-        return max(self.rps[variant])
+    @property
+    def connections(self) -> list[int]:
+        return sorted(self.rounds)
 
-    def cpu_ms(self, variant: str) -> float:
-        return min(self.cpu[variant]) * 1e3
+    @property
+    def judged(self) -> int:
+        return max(self.rounds)
 
+    def of(self, variant: str, connections: int | None = None) -> Rounds:
+        by_variant = self.rounds.setdefault(self.judged if connections is None else connections, {})
+        return by_variant.setdefault(variant, Rounds())
+
+    def measured(self, variant: str) -> bool:
+        return any(by_variant.get(variant, Rounds()).rps for by_variant in self.rounds.values())
+
+    def best(self, variant: str, connections: int | None = None) -> float:
+        return max(self.of(variant, connections).rps)
+
+    def cpu_ms(self, variant: str, connections: int | None = None) -> float:
+        return min(self.of(variant, connections).cpu) * 1e3
+
+    def rates(self, variant: str) -> str:
+        """``variant``'s best req/s at each number of connections: "402.1 / 681.0"."""
+        return " / ".join(f"{self.best(variant, n):.1f}" for n in self.connections)
+
+    def cpu_text(self, variant: str) -> str:
+        """mitmdump's CPU ms per request at each number of connections: "1.52 / 1.43"."""
+        return " / ".join(f"{self.cpu_ms(variant, n):.2f}" for n in self.connections)
+
+    def rate_ratio(self, variant: str, base: str, connections: int | None = None) -> float:
+        """``variant``'s req/s over ``base``'s (best rounds)."""
+        return self.best(variant, connections) / self.best(base, connections)
+
+    def paired(self, variant: str, base: str, connections: int | None = None) -> float:
+        """The median over rounds of ``variant``'s rate against ``base``'s in the same round:
+        steadier than best-of on a busy machine, where rounds drift together."""
+        pairs = zip(self.of(variant, connections).rps, self.of(base, connections).rps, strict=True)
+        return statistics.median(t / j for t, j in pairs if j)
+
+
+def per_connections(row: RateRow) -> str:
+    """What the figures joined by " / " are: "(1 / 16 connections)"."""
+    return "(" + " / ".join(str(n) for n in row.connections) + " connections)"
+
+
+@dataclass
+class RpsRow(RateRow):
     @property
     def ratio(self) -> float:
         """The addon against the least any addon that reads the tools can cost: mitmdump
         with a json.loads-only script (best rounds)."""
-        return self.best("toolnames") / self.best("json.loads only")
+        return self.rate_ratio("toolnames", "json.loads only")
 
     @property
     def ratio_to_plain(self) -> float:
-        return self.best("toolnames") / self.best("plain")
+        return self.rate_ratio("toolnames", "plain")
 
     @property
     def paired_median(self) -> float:
-        """The median over rounds of the addon's rate against json.loads only in the same
-        round: steadier than best-of on a busy machine, where rounds drift together."""
-        pairs = zip(self.rps["toolnames"], self.rps["json.loads only"], strict=True)
-        return statistics.median(t / j for t, j in pairs if j)
+        return self.paired("toolnames", "json.loads only")
 
-    def of_json_only(self, variant: str) -> float | None:
+    def of_json_only(self, variant: str, connections: int | None = None) -> float | None:
         """``variant``'s req/s over the json.loads-only mitmdump's; None if not measured."""
-        if not self.rps.get(variant):
+        if not self.measured(variant):
             return None
-        return self.best(variant) / self.best("json.loads only")
+        return self.rate_ratio(variant, "json.loads only", connections)
 
     @property
     def cpu_ratio(self) -> float:
@@ -190,46 +247,48 @@ def start_bench_mitmdump(
 
 
 @dataclass
-class RenamingRow:
+class RenamingRow(RateRow):
     """Fix mode's renaming of one body (every tool MCP-named, the calls in its history too;
     the answer calls the first tool by its alias) against the naive renaming script."""
 
-    case: Case
-    rps: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in RENAMING_VARIANTS})
-    cpu: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in RENAMING_VARIANTS})
-    problems: list[str] = field(default_factory=list)
-
-    def best(self, variant: str) -> float:
-        return max(self.rps[variant])
-
-    def cpu_ms(self, variant: str) -> float:
-        return min(self.cpu[variant]) * 1e3
-
-    def ratio(self, variant: str) -> float:
+    def ratio(self, variant: str, connections: int | None = None) -> float:
         """``variant``'s req/s over the naive renaming script's (best rounds)."""
-        return self.best(variant) / self.best(NAIVE_RENAMING)
+        return self.rate_ratio(variant, NAIVE_RENAMING, connections)
 
-    def paired_median(self, variant: str) -> float:
-        pairs = zip(self.rps[variant], self.rps[NAIVE_RENAMING], strict=True)
-        return statistics.median(t / n for t, n in pairs if n)
+    def paired_median(self, variant: str, connections: int | None = None) -> float:
+        return self.paired(variant, NAIVE_RENAMING, connections)
 
 
-def _rounds(row, procs, variants, requests, concurrency, duration, rounds, warm) -> None:
-    """Warm up every mitmdump (connections, the first parse), then take turns, the order
-    rotating each round, so that drift and order favour no one."""
+def run_rounds(
+    row: RateRow,
+    procs: dict[str, Process],
+    variants: tuple[str, ...],
+    requests: Callable[[int], LoadRequest],
+    connections: list[int],
+    duration: float,
+    rounds: int,
+    warm: int,
+) -> None:
+    """Warm up every mitmdump (connections, the first parse), then take turns, each number
+    of client connections and each mitmdump, the order of the mitmdumps rotating each round,
+    so that drift and order favour no one."""
     for variant in variants:
-        run_load(procs[variant].port, requests, concurrency, count=warm)
+        run_load(procs[variant].port, requests, max(connections), count=warm)
     for r in range(rounds):
         turn = r % len(variants)
-        for variant in variants[turn:] + variants[:turn]:
-            proc = procs[variant]
-            cpu = proc.cpu_seconds()
-            result = run_load(proc.port, requests, concurrency, duration=duration)
-            row.rps[variant].append(result.rps)
-            row.cpu[variant].append((proc.cpu_seconds() - cpu) / max(result.requests, 1))
-            bad = {s: n for s, n in result.statuses.items() if s != 200}
-            if bad or result.errors:
-                row.problems.append(f"{variant}: statuses {bad} {result.errors[:2]}")
+        for count in connections:
+            for variant in variants[turn:] + variants[:turn]:
+                proc = procs[variant]
+                cpu = proc.cpu_seconds()
+                result = run_load(proc.port, requests, count, duration=duration)
+                measured = row.of(variant, count)
+                measured.rps.append(result.rps)
+                measured.cpu.append((proc.cpu_seconds() - cpu) / max(result.requests, 1))
+                bad = {s: n for s, n in result.statuses.items() if s != 200}
+                if bad or result.errors:
+                    row.problems.append(
+                        f"{variant}, {count} connections: statuses {bad} {result.errors[:2]}"
+                    )
 
 
 def _first_alias(named: bytes) -> str:
@@ -248,6 +307,31 @@ class Variant(NamedTuple):
     name: str
     scripts: list[Path]
     options: dict[str, str]
+
+
+class Schedule(NamedTuple):
+    """How long (b) loads each mitmdump, per body and number of client connections."""
+
+    duration: float  # seconds per round
+    rounds: int
+    warm_per_connection: int  # warm-up requests, per connection of the most connections
+
+    def seconds(self, rows: int, variants: int, connections: list[int]) -> float:
+        """Time under load for a table of ``rows`` bodies (warm-ups and start-up not
+        counted): what makes (b) the longest part of a run."""
+        return rows * variants * len(connections) * self.rounds * self.duration
+
+
+QUICK_SCHEDULE = Schedule(duration=0.6, rounds=2, warm_per_connection=1)
+FULL_SCHEDULE = Schedule(duration=1.5, rounds=3, warm_per_connection=2)
+# The numbers of client connections each row is measured with: one client (each request
+# waits for the last, so the figure is a request's latency through mitmdump) and 16 (mitmdump
+# kept busy, as under an agent's parallel calls); the targets are judged at the most.
+CONNECTIONS = (1, 16)
+
+
+def schedule(quick: bool) -> Schedule:
+    return QUICK_SCHEDULE if quick else FULL_SCHEDULE
 
 
 # A row of a (b) table.
@@ -272,14 +356,14 @@ def run_rows(
     binary: Path,
     workdir: Path,
     quick: bool,
-    concurrency: int,
+    connections: list[int],
     line: Callable[[R], str],
 ) -> list[R]:
     """One row of ``row_class`` per case: a sink answering ``answer``, a mitmdump per variant
     in front of it, each case's body (``bodies[label]``) sent through every one in rotating
-    rounds; ``line(row)`` is printed as each row is done. Raises if a mitmdump logged an
+    rounds, from each number of client ``connections`` in turn; ``line(row)`` is printed as each row is done. Raises if a mitmdump logged an
     error."""
-    duration, rounds = (0.6, 2) if quick else (1.5, 3)
+    plan = schedule(quick)
     names = tuple(v.name for v in variants)
     rows = []
     with ProcessGroup() as group:
@@ -296,8 +380,8 @@ def run_rows(
             def requests(i: int, body=bodies[case.label]) -> LoadRequest:
                 return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
 
-            warm = concurrency * (1 if quick else 2)
-            _rounds(row, procs, names, requests, concurrency, duration, rounds, warm)
+            warm = max(connections) * plan.warm_per_connection
+            run_rounds(row, procs, names, requests, connections, plan.duration, plan.rounds, warm)
             rows.append(row)
             progress(line(row) + (f"   PROBLEMS: {row.problems}" if row.problems else ""))
         raise_on_logged_errors(procs.values())
@@ -305,7 +389,7 @@ def run_rows(
 
 
 def bench_rps(
-    chosen: list[Case], binary: Path, workdir: Path, quick: bool, concurrency: int
+    chosen: list[Case], binary: Path, workdir: Path, quick: bool, connections: list[int]
 ) -> list[RpsRow]:
     json_only = workdir / "json_only.py"
     json_only.write_text(JSON_ONLY_SCRIPT)
@@ -323,22 +407,21 @@ def bench_rps(
 
     def line(row: RpsRow) -> str:
         return (
-            f"(b) {row.case.label:<16} req/s plain {row.best('plain'):6.1f}  "
-            f"json.loads only {row.best('json.loads only'):6.1f}  "
-            f"toolnames {row.best('toolnames'):6.1f}  ratio to json.loads only {row.ratio:.3f}   "
-            f"mitmdump CPU/request {row.cpu_ms('plain'):.2f} / "
-            f"{row.cpu_ms('json.loads only'):.2f} / {row.cpu_ms('toolnames'):.2f} ms"
+            f"(b) {row.case.label:<16} req/s {per_connections(row)}: "
+            + "  ".join(f"{v} {row.rates(v)}" for v in ("plain", "json.loads only", "toolnames"))
+            + f"  ratio to json.loads only {row.ratio:.3f}   mitmdump CPU ms/request "
+            + ", ".join(f"{v} {row.cpu_text(v)}" for v in ("plain", "json.loads only", "toolnames"))
         )
 
     answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
     bodies = {c.label: c.raw for c in chosen}
     return run_rows(
-        RpsRow, variants, chosen, bodies, answer, binary, workdir, quick, concurrency, line
+        RpsRow, variants, chosen, bodies, answer, binary, workdir, quick, connections, line
     )
 
 
 def bench_renaming(
-    chosen: list[Case], binary: Path, workdir: Path, quick: bool, concurrency: int
+    chosen: list[Case], binary: Path, workdir: Path, quick: bool, connections: list[int]
 ) -> list[RenamingRow]:
     """(b) for fix mode: the bodies with tools, every tool and call MCP-named, through the
     naive renaming script and through the addon in fix mode, to a sink whose answer calls
@@ -363,13 +446,13 @@ def bench_renaming(
 
     def line(row: RenamingRow) -> str:
         return (
-            f"(b) fix: {row.case.label:<16} req/s naive renaming {row.best(NAIVE_RENAMING):6.1f}  "
-            f"toolnames fix {row.best(FIX_MODE):6.1f} ({row.ratio(FIX_MODE):.3f})   "
-            f"mitmdump CPU/request {row.cpu_ms(NAIVE_RENAMING):.2f} / "
-            f"{row.cpu_ms(FIX_MODE):.2f} ms"
+            f"(b) fix: {row.case.label:<16} req/s {per_connections(row)}: naive renaming "
+            f"{row.rates(NAIVE_RENAMING)}  toolnames fix {row.rates(FIX_MODE)} "
+            f"({row.ratio(FIX_MODE):.3f})   mitmdump CPU ms/request naive renaming "
+            f"{row.cpu_text(NAIVE_RENAMING)}, toolnames fix {row.cpu_text(FIX_MODE)}"
         )
 
     answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(alias))
     return run_rows(
-        RenamingRow, variants, chosen, named, answer, binary, workdir, quick, concurrency, line
+        RenamingRow, variants, chosen, named, answer, binary, workdir, quick, connections, line
     )

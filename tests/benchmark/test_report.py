@@ -101,3 +101,33 @@ def test_one_tool_and_a_small_body_without_tools_are_held_to_absolute_budgets():
     assert [t.result for t in within.targets] == ["PASS", "PASS"]  # 24x and 49x json.loads
     assert [t.result for t in beyond.targets] == ["MISS", "MISS"]  # far below json.loads
     assert [t.goal for t in within.targets] == ["<= 25.0 µs", "<= 5.0 µs"]
+
+
+def rate_row(row_class, by_connections: dict[int, dict[str, float]], tools: int = 10):
+    """A (b) row whose every variant made the given req/s in each of two rounds, at 2 ms of
+    mitmdump's CPU per request with one connection and 1 ms with more."""
+    from benchmark.throughput import Rounds
+
+    row = row_class(Case(f"{tools} tools", b"{}", tools))
+    row.rounds = {
+        n: {v: Rounds([rps, rps], [0.002 if n == 1 else 0.001] * 2) for v, rps in rates.items()}
+        for n, rates in by_connections.items()
+    }
+    return row
+
+
+def test_each_b_row_shows_req_s_and_cpu_per_request_at_1_and_16_connections():
+    from benchmark.report import report_rps
+    from benchmark.throughput import RpsRow
+
+    rates = {"plain": 100.0, "json.loads only": 90.0, "toolnames": 99.0}
+    row = rate_row(RpsRow, {1: {v: r / 4 for v, r in rates.items()}, 16: rates})
+
+    text = report_rps([row]).text
+
+    assert "Each cell: 1 / 16 client connections." in text
+    line = next(x for x in text.splitlines() if x.startswith("| 10 tools |"))
+    assert "| 25.0 / 100.0 " in line and "| 22.5 / 90.0 " in line and "| 24.8 / 99.0 " in line
+    assert "| 1.100 / 1.100 (1.100) " in line  # toolnames / json.loads only, both counts
+    cpu = text.split("mitmdump's CPU per request")[1]
+    assert "| 10 tools | 2.00 / 1.00 " in cpu

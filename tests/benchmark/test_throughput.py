@@ -3,17 +3,35 @@
 import pytest
 
 from benchmark.throughput import JSON_ONLY_SCRIPT
+from benchmark.throughput import VARIANTS
 from benchmark.throughput import RpsRow
 from benchmark.throughput import bench_rps
 from benchmark.workload import cases
 from harness.mitmdump import own_mitmdump
 
 
-def test_the_ratio_takes_the_best_round_of_each_variant():
-    row = RpsRow(cases(labels_with=["small"])[0])
-    row.rps = {"plain": [90.0, 100.0], "json.loads only": [95.0, 60.0], "toolnames": [97.0, 80.0]}
-    row.cpu = {"plain": [0.002, 0.001], "json.loads only": [0.001], "toolnames": [0.00125]}
+def rounds(rps, cpu=None):
+    from benchmark.throughput import Rounds
 
+    return Rounds(list(rps), list(cpu or [0.001] * len(rps)))
+
+
+def test_the_ratio_takes_the_best_round_of_each_variant_at_the_most_connections():
+    row = RpsRow(cases(labels_with=["small"])[0])
+    row.rounds = {
+        16: {
+            "plain": rounds([90.0, 100.0], [0.002, 0.001]),
+            "json.loads only": rounds([95.0, 60.0], [0.001, 0.003]),
+            "toolnames": rounds([97.0, 80.0], [0.00125, 0.002]),
+        },
+        1: {
+            "plain": rounds([50.0, 52.0]),
+            "json.loads only": rounds([40.0, 41.0]),
+            "toolnames": rounds([30.0, 20.0]),
+        },
+    }
+
+    assert row.connections == [1, 16] and row.judged == 16
     # Against json.loads only, the least an addon that reads the tools can cost.
     assert row.ratio == pytest.approx(97 / 95)
     assert row.ratio_to_plain == pytest.approx(0.97)
@@ -21,6 +39,54 @@ def test_the_ratio_takes_the_best_round_of_each_variant():
     assert row.paired_median == pytest.approx((97 / 95 + 80 / 60) / 2)
     assert row.cpu_ms("plain") == pytest.approx(1.0)
     assert row.cpu_ratio == pytest.approx(0.8)
+    # One connection is kept apart, and both are shown, fewest first.
+    assert row.rate_ratio("toolnames", "json.loads only", 1) == pytest.approx(30 / 41)
+    assert row.rates("toolnames") == "30.0 / 97.0"
+    assert row.cpu_text("json.loads only") == "1.00 / 1.00"
+    assert row.of_json_only("toolnames, json reader") is None
+
+
+def test_rounds_alternate_connections_and_rotate_the_mitmdumps(monkeypatch):
+    import benchmark.throughput as throughput
+
+    sent = []
+
+    class Result:
+        def __init__(self, port, count):
+            self.rps, self.requests, self.statuses, self.errors = port * 10 + count, 4, {200: 4}, []
+
+    def fake_load(port, requests, connections, *, duration=None, count=None):
+        sent.append((port, connections, "warm" if count else "round"))
+        return Result(port, connections)
+
+    class Proc:
+        def __init__(self, port):
+            self.port, self.used = port, 0.0
+
+        def cpu_seconds(self):
+            self.used += 0.002
+            return self.used
+
+    monkeypatch.setattr(throughput, "run_load", fake_load)
+    procs = {"a": Proc(1), "b": Proc(2)}
+    row = RpsRow(cases(labels_with=["small"])[0])
+
+    throughput.run_rounds(row, procs, ("a", "b"), lambda i: None, [1, 16], 0.1, 2, 32)
+
+    assert sent[:2] == [(1, 16, "warm"), (2, 16, "warm")]
+    order = [(port, n) for port, n, kind in sent if kind == "round"]
+    assert order == [(1, 1), (2, 1), (1, 16), (2, 16), (2, 1), (1, 1), (2, 16), (1, 16)]
+    assert row.rounds[1]["a"].rps == [11, 11] and row.rounds[16]["b"].rps == [36, 36]
+    # CPU per request: the process's CPU time over the round's requests.
+    assert row.rounds[16]["a"].cpu == pytest.approx([0.0005, 0.0005])
+
+
+def test_a_full_runs_time_under_load_follows_from_its_schedule():
+    from benchmark.throughput import FULL_SCHEDULE
+    from benchmark.throughput import Schedule
+
+    assert Schedule(1.5, 3, 2).seconds(rows=7, variants=4, connections=[1, 16]) == 252.0
+    assert FULL_SCHEDULE.seconds(1, 1, [1]) == FULL_SCHEDULE.duration * FULL_SCHEDULE.rounds
 
 
 def test_the_json_loads_script_parses_the_body_once():
@@ -38,10 +104,12 @@ def test_the_json_loads_script_parses_the_body_once():
 
 @pytest.mark.e2e
 def test_a_quick_run_sends_through_three_mitmdumps_without_errors(tmp_path):
-    rows = bench_rps(cases(labels_with=["small"]), own_mitmdump(), tmp_path, True, 2)
+    rows = bench_rps(cases(labels_with=["small"]), own_mitmdump(), tmp_path, True, [1, 2])
 
     assert len(rows) == 1 and not rows[0].problems
-    assert all(len(rounds) == 2 and min(rounds) > 0 for rounds in rows[0].rps.values())
+    measured = [r for by_variant in rows[0].rounds.values() for r in by_variant.values()]
+    assert len(measured) == 2 * len(VARIANTS)
+    assert all(len(r.rps) == 2 and min(r.rps) > 0 and min(r.cpu) > 0 for r in measured)
 
 
 def test_the_naive_renaming_script_renames_as_fix_mode_does_and_gives_names_back():
@@ -87,13 +155,12 @@ def test_a_quick_renaming_run_sends_through_the_naive_script_and_fix_mode_withou
     from benchmark.report import report_renaming
     from benchmark.throughput import bench_renaming
 
-    rows = bench_renaming(cases(labels_with=["10 tools"]), own_mitmdump(), tmp_path, True, 2)
+    rows = bench_renaming(cases(labels_with=["10 tools"]), own_mitmdump(), tmp_path, True, [1, 2])
 
     assert len(rows) == 1 and not rows[0].problems
-    assert all(len(rounds) == 2 and min(rounds) > 0 for rounds in rows[0].rps.values())
-    assert any(
-        t.target.startswith("(b) fix mode, 10 tools") for t in report_renaming(rows, 2).targets
-    )
+    measured = [r for by_variant in rows[0].rounds.values() for r in by_variant.values()]
+    assert all(len(r.rps) == 2 and min(r.rps) > 0 for r in measured)
+    assert any(t.target.startswith("(b) fix mode, 10 tools") for t in report_renaming(rows).targets)
 
 
 def test_a_mitmdump_that_logged_a_traceback_or_an_addon_error_ends_the_run(tmp_path):
