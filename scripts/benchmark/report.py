@@ -30,6 +30,7 @@ __all__ = [
     "TARGET_RENAMING_RPS",
     "TARGET_RENAMING_RPS_FAST",
     "TARGET_RPS",
+    "TARGET_FAST_RPS_MANY_TOOLS",
     "TARGET_TTFC",
     "Part",
     "Target",
@@ -163,6 +164,9 @@ def report_cpu(rows: list[CpuRow]) -> Part:
 TARGET_FAST_CPU = 1.0
 TARGET_FAST_RPS = 1.0
 FAST_FROM_TOOLS = 10
+# Issue 25: from 100 tools up, what msgspec saves on the parse must show through mitmdump.
+TARGET_FAST_RPS_MANY_TOOLS = 1.2
+MANY_TOOLS = 100
 
 
 def _fast_cpu_target(row: CpuRow) -> list[Target]:
@@ -250,27 +254,40 @@ def _rate_tables(rows: list[RateRow], variants: list[str], ratios: list[tuple[st
     )
 
 
-def report_rps(rows: list[RpsRow]) -> Part:
-    targets: list[Target] = []
-    for row in rows:
-        targets.append(
-            Target(
-                f"(b) {row.case.label}",
-                f">= {TARGET_RPS} of json.loads-only mitmdump",
-                f"{row.ratio:.3f} (paired median {row.paired_median:.3f}; "
-                f"{row.ratio_to_plain:.3f} of plain)",
-                verdict(row.ratio >= TARGET_RPS and not row.problems),
-            )
+def _rps_targets(row: RpsRow) -> list[Target]:
+    """Observe mode's (b) targets (issue 25's restatement, against the json.loads-only script
+    that parses the request and the JSON answer): every row at least 0.97 of it (parity
+    within this machine's noise; the goal at 1 and 10 tools); with msgspec at least 1.2 from
+    100 tools up, and above 1.0 on the other rows with tools past 10 (the 2 MB conversation:
+    issue 17's target, which the restatement leaves as it was)."""
+    measured = f"{row.ratio:.3f} (paired median {row.paired_median:.3f}; {row.ratio_to_plain:.3f} of plain)"
+    out = [
+        Target(
+            f"(b) {row.case.label}",
+            f">= {TARGET_RPS} of json.loads-only mitmdump",
+            measured,
+            verdict(row.ratio >= TARGET_RPS and not row.problems),
         )
-        if READERS[0].name == "msgspec" and row.case.tools:
-            targets.append(
-                Target(
-                    f"(b) {row.case.label}: msgspec reader",
-                    f"> {TARGET_FAST_RPS} of json.loads-only mitmdump",
-                    f"{row.ratio:.3f} (paired median {row.paired_median:.3f})",
-                    verdict(row.ratio > TARGET_FAST_RPS and not row.problems),
-                )
-            )
+    ]
+    if READERS[0].name != "msgspec" or row.case.tools <= FAST_FROM_TOOLS:
+        return out
+    if row.case.tools >= MANY_TOOLS:
+        goal, met = f">= {TARGET_FAST_RPS_MANY_TOOLS}", row.ratio >= TARGET_FAST_RPS_MANY_TOOLS
+    else:
+        goal, met = f"> {TARGET_FAST_RPS}", row.ratio > TARGET_FAST_RPS
+    out.append(
+        Target(
+            f"(b) {row.case.label}: msgspec reader",
+            f"{goal} of json.loads-only mitmdump",
+            measured,
+            verdict(met and not row.problems),
+        )
+    )
+    return out
+
+
+def report_rps(rows: list[RpsRow]) -> Part:
+    targets = [target for row in rows for target in _rps_targets(row)]
     variants = list(VARIANTS)
     ratios = [(v, "json.loads only") for v in ("toolnames", JSON_READER) if v in VARIANTS]
     ratios.append(("toolnames", "plain"))

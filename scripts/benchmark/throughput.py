@@ -63,11 +63,14 @@ __all__ = [
     "start_bench_mitmdump",
 ]
 
-# A reference for (b): the least any addon that reads the tools must do, parse the body once.
+# A reference for (b): the least any addon that reads the tools must do: parse the request
+# once, and the JSON answer once (toolnames reads the answer for the calls the model made).
 JSON_ONLY_SCRIPT = """\
 import json
 def request(flow):
     json.loads(flow.request.content or b"null")
+def response(flow):
+    json.loads(flow.response.content or b"null")
 """
 
 # The addon as it runs (msgspec where it can be imported), and with each other reader.

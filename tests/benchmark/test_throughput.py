@@ -89,17 +89,27 @@ def test_a_full_runs_time_under_load_follows_from_its_schedule():
     assert FULL_SCHEDULE.seconds(1, 1, [1]) == FULL_SCHEDULE.duration * FULL_SCHEDULE.rounds
 
 
-def test_the_json_loads_script_parses_the_body_once():
+def test_the_json_loads_script_parses_the_request_and_the_answer_once_each(monkeypatch):
+    import json
+
     namespace: dict = {}
     exec(JSON_ONLY_SCRIPT, namespace)  # noqa: S102 (the script mitmdump loads in (b))
+    parsed = []
+    monkeypatch.setattr(json, "loads", lambda raw: parsed.append(raw))
 
-    class Request:
-        content = b'{"a": 1}'
+    class Message:
+        def __init__(self, content):
+            self.content = content
 
     class Flow:
-        request = Request()
+        request = Message(b'{"tools": []}')
+        response = Message(b'{"choices": []}')
 
-    assert namespace["request"](Flow()) is None
+    namespace["request"](Flow())
+    namespace["response"](Flow())
+
+    # As toolnames must: the request for its tools, the answer for the calls in it.
+    assert parsed == [b'{"tools": []}', b'{"choices": []}']
 
 
 @pytest.mark.e2e
