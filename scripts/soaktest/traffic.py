@@ -96,6 +96,12 @@ def bedrock_invoke_request(name: str, stream: bool) -> tuple[str, dict]:
     return f"/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/{op}", body
 
 
+def cohere_request(name: str, stream: bool) -> tuple[str, dict]:
+    tool = {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    body = {"model": "command-a-03-2025", "messages": [{"role": "user", "content": "hi"}]}
+    return "/v2/chat", {**body, "tools": [tool], "stream": stream}
+
+
 FORMATS = (
     chat_request,
     responses_request,
@@ -104,6 +110,7 @@ FORMATS = (
     gemini_request,
     bedrock_request,
     bedrock_invoke_request,
+    cohere_request,
 )
 
 

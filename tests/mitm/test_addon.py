@@ -1189,6 +1189,7 @@ OFFERING_OTHER_TOOL = {
     "anthropic-messages": {"tools": [{"name": "other_tool", "input_schema": {"type": "object"}}]},
     "gemini": {"tools": [{"functionDeclarations": [{"name": "other_tool"}]}]},
     "bedrock-converse": {"toolConfig": {"tools": [{"toolSpec": {"name": "other_tool"}}]}},
+    "cohere-chat": {"tools": [{"type": "function", "function": {"name": "other_tool"}}]},
 }
 REQUESTS = {
     "offers another tool": lambda api: json.dumps(OFFERING_OTHER_TOOL[api]).encode(),
