@@ -72,17 +72,50 @@ from benchmark.streaming import bench_stream
 from benchmark.throughput import CONNECTIONS
 from benchmark.throughput import bench_renaming
 from benchmark.throughput import bench_rps
+from benchmark.throughput import planned_seconds
 from benchmark.workload import cases
 from harness.load import progress
 from harness.mitmdump import own_mitmdump
+from harness.processes import REPO_ROOT
 
-__all__ = ["main"]
+__all__ = ["ALL_PARTS", "FULL_RUN_NOTE", "default_markdown_path", "main", "markdown"]
+
+ALL_PARTS = "a,b,c,d,e"
+# What docs/performance.md's "latest full run" is: a run of every part, not --quick.
+FULL_RUN_NOTE = "A full run: every part, not --quick; its figures may go to docs/performance.md."
+
+
+def default_markdown_path(quick: bool, now: float | None = None) -> Path:
+    """artifacts/bench/20261203T1100Z.md: one file a run, never overwritten by the next."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    return REPO_ROOT / "artifacts" / "bench" / f"{stamp}{'-quick' if quick else ''}.md"
+
+
+def markdown(heading: str, sections: list[str], summary: str) -> str:
+    """The run's report as markdown: its tables as they print (they are markdown tables
+    already), each indented note a paragraph of its own (indented, it would be code)."""
+    lines = [f"# {heading}", ""]
+    for section in sections:
+        for line in section.splitlines():
+            if line.startswith("    ") and not line.lstrip().startswith("|"):
+                lines += ["", line.strip()]
+            else:
+                lines.append(line)
+        lines.append("")
+    return "\n".join([*lines, summary, ""])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="about 30 seconds, rougher figures")
-    parser.add_argument("--only", default="a,b,c,d,e", help="comma-separated parts: a, b, c, d, e")
+    parser.add_argument("--only", default=ALL_PARTS, help="comma-separated parts: a, b, c, d, e")
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        default=None,
+        help="where to write the run's tables as markdown (default: "
+        "artifacts/bench/<UTC time>[-quick].md)",
+    )
     parser.add_argument("--mitmdump", type=Path, default=None, help="the mitmdump for (b) and (c)")
     parser.add_argument(
         "--connections",
@@ -103,16 +136,22 @@ def main(argv: list[str] | None = None) -> int:
     binary = args.mitmdump or own_mitmdump()
     started = time.monotonic()
 
-    progress(
-        f"toolnames bench: Python {sys.version.split()[0]}, mitmproxy "
-        f"{mitmproxy.version.VERSION} in process, {binary} for (b)/(c), {os.cpu_count()} CPUs"
+    heading = (
+        f"toolnames bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: Python "
+        f"{sys.version.split()[0]}, mitmproxy {mitmproxy.version.VERSION} in process, "
+        f"{binary} for (b)/(c), {os.cpu_count()} CPUs"
         + (", quick" if args.quick else "")
+        + (f", parts {args.only}" if args.only != ALL_PARTS else "")
+        + (f", cases {args.cases}" if args.cases else "")
     )
+    progress(heading)
     sections: list[str] = []
     targets: list[Target] = []
+    took: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="toolnames-bench-") as tmp:
         workdir = Path(tmp)
         if "a" in parts:
+            part_started = time.monotonic()
             progress("(a) CPU per request, in process")
             part = report_cpu(bench_cpu(chosen, args.quick))
             sections.append(
@@ -127,8 +166,14 @@ def main(argv: list[str] | None = None) -> int:
                 "parsed).\n\n" + part.text
             )
             targets += part.targets
+            took["a"] = time.monotonic() - part_started
         if "b" in parts:
-            progress(f"(b) requests per second through {binary}")
+            part_started = time.monotonic()
+            progress(
+                f"(b) requests per second through {binary}: about "
+                f"{planned_seconds(chosen, args.quick, connections):.0f}s under load, "
+                f"{planned_seconds(chosen, False, connections):.0f}s in a full run"
+            )
             rows = bench_rps(chosen, binary, workdir, args.quick, connections)
             part = report_rps(rows)
             conns = " and ".join(str(n) for n in connections)
@@ -166,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_RENAMING_RPS_FAST}.\n\n" + part.text
             )
             targets += part.targets
+            took["b"] = time.monotonic() - part_started
         if "c" in parts:
+            part_started = time.monotonic()
             progress(f"(c) time to first streamed chunk, stand-in delay {args.delay_ms} ms")
             streamed = bench_stream(binary, workdir, args.quick, args.delay_ms)
             part = report_stream(streamed.rows, args.delay_ms)
@@ -183,7 +230,9 @@ def main(argv: list[str] | None = None) -> int:
                 + part.text
             )
             targets += part.targets
+            took["c"] = time.monotonic() - part_started
         if "d" in parts:
+            part_started = time.monotonic()
             progress("(d) scripts/scan's throughput")
             part = report_scan(bench_scan(workdir, args.quick))
             sections.append(
@@ -194,7 +243,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_CASSETTE_MB_S:.0f} MB/s (the whole scan).\n\n" + part.text
             )
             targets += part.targets
+            took["d"] = time.monotonic() - part_started
         if "e" in parts:
+            part_started = time.monotonic()
             progress("(e) an MCP tools/list page, in process")
             part = report_mcp(bench_mcp(args.quick))
             sections.append(
@@ -203,14 +254,24 @@ def main(argv: list[str] | None = None) -> int:
                 "the SSE answer through its tap); fastest of interleaved repeats; ratio to "
                 "json.loads of the answer. No target yet.\n\n" + part.text
             )
+            took["e"] = time.monotonic() - part_started
     print()
     for section in sections:
         print(section)
         print()
-    print("Targets\n")
-    print(table(["target", "goal", "measured", "result"], targets))
-    print(
-        f"\n{sum(t.result == 'PASS' for t in targets)}/{len(targets)} targets met in "
-        f"{time.monotonic() - started:.0f}s"
+    targets_text = "Targets\n\n" + table(["target", "goal", "measured", "result"], targets)
+    print(targets_text)
+    summary = (
+        f"{sum(t.result == 'PASS' for t in targets)}/{len(targets)} targets met in "
+        f"{time.monotonic() - started:.0f}s ("
+        + ", ".join(f"({p}) {seconds:.0f}s" for p, seconds in took.items())
+        + ")"
     )
+    print(f"\n{summary}")
+    if not args.quick and args.only == ALL_PARTS and not args.cases:
+        print(f"\n{FULL_RUN_NOTE}")
+    path = args.markdown or default_markdown_path(args.quick)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(markdown(heading, [*sections, targets_text], summary))
+    progress(f"the figures as markdown, for docs/performance.md: {path}")
     return 0

@@ -56,6 +56,7 @@ __all__ = [
     "bench_renaming",
     "bench_rps",
     "per_connections",
+    "planned_seconds",
     "raise_on_logged_errors",
     "run_rounds",
     "run_rows",
@@ -335,6 +336,15 @@ CONNECTIONS = (1, 16)
 
 def schedule(quick: bool) -> Schedule:
     return QUICK_SCHEDULE if quick else FULL_SCHEDULE
+
+
+def planned_seconds(chosen: list[Case], quick: bool, connections: list[int]) -> float:
+    """Time under load of both (b) tables for ``chosen`` (warm-ups and start-up not counted)."""
+    rows = [c for c in chosen if not quick or c.label in QUICK_RPS_CASES]
+    plan = schedule(quick)
+    return plan.seconds(len(rows), len(VARIANTS), connections) + plan.seconds(
+        sum(1 for c in rows if c.tools), len(RENAMING_VARIANTS), connections
+    )
 
 
 # A row of a (b) table.

@@ -21,3 +21,39 @@ def test_a_quick_run_of_part_a_prints_its_table_and_targets(capsys):
     assert "(a) CPU per request" in out
     assert "| (a) no tools, small: request hook |" in out
     assert "targets met in" in out
+
+
+def test_every_run_writes_its_tables_as_markdown_where_it_says(capsys, tmp_path):
+    out_file = tmp_path / "run.md"
+
+    assert main(["--quick", "--only", "a", "--cases", "small", "--markdown", str(out_file)]) == 0
+
+    text = out_file.read_text()
+    assert text.startswith("# toolnames bench, ") and ", quick, parts a, cases small" in text
+    # The notes are paragraphs, not code blocks; the tables and the verdicts are kept whole.
+    assert "\n    " not in text
+    assert "| (a) no tools, small: request hook |" in text and "\nTargets\n" in text
+    assert "targets met in" in text and "((a) " in text.splitlines()[-1]
+    assert "A full run" not in capsys.readouterr().out  # a quick run is no full run
+
+
+def test_runs_write_to_a_file_of_their_own_a_quick_one_marked():
+    from benchmark.cli import default_markdown_path
+
+    full = default_markdown_path(False, now=1_796_295_600.0)
+    assert full.parts[-3:] == ("artifacts", "bench", "20261203T110000Z.md")
+    assert default_markdown_path(True, now=1_796_295_600.0).name == "20261203T110000Z-quick.md"
+
+
+def test_the_b_schedule_plans_both_tables_at_each_connection_count():
+    from benchmark.throughput import FULL_SCHEDULE
+    from benchmark.throughput import RENAMING_VARIANTS
+    from benchmark.throughput import VARIANTS
+    from benchmark.throughput import planned_seconds
+    from benchmark.workload import cases
+
+    chosen = cases(labels_with=["10 tools", "no tools, small"])
+    per_round = FULL_SCHEDULE.duration * FULL_SCHEDULE.rounds * 2  # 1 and 16 connections
+
+    expected = per_round * (2 * len(VARIANTS) + len(RENAMING_VARIANTS))
+    assert planned_seconds(chosen, False, [1, 16]) == pytest.approx(expected)
