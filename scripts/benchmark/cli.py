@@ -28,8 +28,8 @@ reads recorded traffic (scripts/bench runs it).
 (e) An MCP server's tools/list answer of 1,000 tools, JSON and SSE, through the MCP hooks in
     process, observe and fix, against json.loads of the answer (no target yet).
 
-    scripts/bench              # ~3 minutes
-    scripts/bench --quick      # ~30 seconds, rougher figures
+    scripts/bench              # ~11 minutes (estimated: (b) is 387 s under load)
+    scripts/bench --quick      # ~2 minutes, rougher figures
     scripts/bench --only a,c   # some parts only
     scripts/bench --mitmdump .venv-mitmproxy11/bin/mitmdump   # (b) and (c) on mitmproxy 11
 
@@ -50,6 +50,9 @@ import mitmproxy.version
 
 from benchmark.cpu import bench_cpu
 from benchmark.mcp import bench_mcp
+from benchmark.profile import SAMPLE_RATE
+from benchmark.profile import profile_renaming
+from benchmark.profile import report_profile
 from benchmark.report import TARGET_CPU
 from benchmark.report import TARGET_CPU_NO_TOOLS
 from benchmark.report import TARGET_FAST_RPS_MANY_TOOLS
@@ -105,10 +108,34 @@ def markdown(heading: str, sections: list[str], summary: str) -> str:
     return "\n".join([*lines, summary, ""])
 
 
+def _profile(args: argparse.Namespace, binary: Path, workdir: Path, connections: list[int]) -> str:
+    """(b)'s fix-mode row of one body, profiled inside the loaded mitmdump."""
+    (case,) = [c for c in cases() if c.label == args.profile] or [None]
+    if case is None or not case.tools:
+        labels = ", ".join(c.label for c in cases() if c.tools)
+        raise SystemExit(f"--profile: no body with tools is labelled {args.profile!r} ({labels})")
+    raw = (args.markdown or default_markdown_path(args.quick)).with_suffix(".profile.txt")
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    found = profile_renaming(case, binary, workdir, args.quick, max(connections), raw_out=raw)
+    return (
+        f"(b) Profile of fix mode's mitmdump (msgspec), {case.label} MCP-named, under load from "
+        f"{max(connections)} connections: py-spy, {SAMPLE_RATE} samples/s, not pausing it; "
+        "cumulative = share of samples with the function on the stack, self = on top.\n    "
+        f"py-spy's raw stacks (collapsed, for a flame graph): {raw}\n\n" + report_profile(found)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="about 30 seconds, rougher figures")
+    parser.add_argument("--quick", action="store_true", help="about 2 minutes, rougher figures")
     parser.add_argument("--only", default=ALL_PARTS, help="comma-separated parts: a, b, c, d, e")
+    parser.add_argument(
+        "--profile",
+        default="",
+        metavar="BODY",
+        help="after (b), py-spy samples fix mode's mitmdump under load with this body (a "
+        "label, e.g. '100 tools') and the report lists the top functions by cumulative time",
+    )
     parser.add_argument(
         "--markdown",
         type=Path,
@@ -211,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_RENAMING_RPS_FAST}.\n\n" + part.text
             )
             targets += part.targets
+            if args.profile:
+                sections.append(_profile(args, binary, workdir, connections))
             took["b"] = time.monotonic() - part_started
         if "c" in parts:
             part_started = time.monotonic()

@@ -55,6 +55,7 @@ __all__ = [
     "Variant",
     "bench_renaming",
     "bench_rps",
+    "first_alias",
     "per_connections",
     "planned_seconds",
     "raise_on_logged_errors",
@@ -295,7 +296,7 @@ def run_rounds(
                     )
 
 
-def _first_alias(named: bytes) -> str:
+def first_alias(named: bytes) -> str:
     """The alias fix mode sends the body's first tool under."""
     chat = format_for("POST", CHAT_PATH)
     exchange = Exchange(chat, choose_rule(chat, "api.openai.com"))
@@ -443,7 +444,7 @@ def bench_renaming(
     if not chosen:
         return []
     named = {case.label: mcp_named(case.raw) for case in chosen}
-    (alias,) = {_first_alias(body) for body in named.values()}
+    (alias,) = {first_alias(body) for body in named.values()}
     script = workdir / "naive_renaming.py"
     script.write_text(RENAMING_SCRIPT)
     fix = {"toolnames_mode": "fix"}

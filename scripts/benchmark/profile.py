@@ -1,0 +1,197 @@
+"""Where a loaded mitmdump spends its time: py-spy samples it while (b)'s load runs through it,
+and the samples are read into the functions with the most cumulative time (issue 25: where a
+target is not met, what the time is spent on, measured inside a loaded mitmdump).
+
+py-spy is a sampling profiler that reads the process from outside (it is not loaded into it,
+so the code measured is the code that runs); `--nonblocking` keeps it from pausing mitmdump at
+each sample, so the load's rate is what it is without it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from benchmark.report import table
+from benchmark.throughput import FIX_MODE
+from benchmark.throughput import NAIVE_RENAMING
+from benchmark.throughput import RENAMING_SCRIPT
+from benchmark.throughput import first_alias
+from benchmark.throughput import raise_on_logged_errors
+from benchmark.throughput import schedule
+from benchmark.throughput import start_bench_mitmdump
+from benchmark.workload import CHAT_PATH
+from benchmark.workload import PROVIDER_RESPONSE_HEADERS
+from benchmark.workload import SDK_LOAD_HEADERS
+from benchmark.workload import Case
+from benchmark.workload import chat_answer
+from benchmark.workload import mcp_named
+from harness.load import LoadRequest
+from harness.load import progress
+from harness.load import run_load
+from harness.mitmdump import ADDON_SCRIPT
+from harness.processes import ProcessGroup
+from harness.sink import http_answer
+from harness.sink import start_sink
+
+__all__ = [
+    "PROFILED",
+    "FunctionTime",
+    "Profile",
+    "parse_collapsed",
+    "profile_renaming",
+    "py_spy",
+    "report_profile",
+]
+
+# The mitmdumps a profile can be taken of, as (b)'s fix table names them.
+PROFILED = (FIX_MODE, NAIVE_RENAMING)
+SAMPLE_RATE = 200  # per second
+SECONDS = {True: 4.0, False: 12.0}  # quick, full
+
+
+class FunctionTime(NamedTuple):
+    """One function's samples: on the stack at all (cumulative), and on top (self)."""
+
+    function: str  # "name (file)", the line left out: a function is one row
+    cumulative: int
+    own: int
+
+
+@dataclass
+class Profile:
+    samples: int
+    functions: list[FunctionTime]  # most cumulative time first
+
+    def top(self, n: int) -> list[FunctionTime]:
+        return self.functions[:n]
+
+
+def _function(frame: str) -> str:
+    """``request (toolnames_mitm/addon.py:120)`` -> ``request (toolnames_mitm/addon.py)``."""
+    name, sep, where = frame.rpartition(" (")
+    if not sep:
+        return frame
+    return f"{name} ({where.rstrip(')').rsplit(':', 1)[0]})"
+
+
+def parse_collapsed(text: str) -> Profile:
+    """py-spy's raw (collapsed) output: a line per distinct stack, its frames outermost first
+    joined by ";", then its count of samples. A function counts once per sample however deep
+    it recurses, so its cumulative share is the share of samples it was running in."""
+    cumulative: Counter[str] = Counter()
+    own: Counter[str] = Counter()
+    samples = 0
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        frames = [_function(f) for f in stack.split(";") if f]
+        if not frames:
+            continue
+        samples += n
+        for function in set(frames):
+            cumulative[function] += n
+        own[frames[-1]] += n
+    functions = [FunctionTime(f, c, own[f]) for f, c in cumulative.items()]
+    functions.sort(key=lambda t: (-t.cumulative, -t.own, t.function))
+    return Profile(samples, functions)
+
+
+def py_spy() -> Path:
+    """The py-spy of the venv this Python runs in (requirements/test.txt), else on PATH."""
+    own = Path(sys.executable).parent / "py-spy"
+    if own.exists():
+        return own
+    found = shutil.which("py-spy")
+    if found is None:
+        raise SystemExit("--profile needs py-spy: pip install -r requirements/test.txt")
+    return Path(found)
+
+
+def report_profile(profile: Profile, n: int = 25, own: tuple[str, ...] = ("toolnames",)) -> str:
+    """The top ``n`` functions by cumulative time, then the top ``n`` of those whose file is in
+    the addon (``own``: mitmproxy's event loop and hooks hold every sample above them)."""
+
+    def share(count: int) -> str:
+        return f"{100 * count / max(profile.samples, 1):.1f}%"
+
+    def rows(functions: list[FunctionTime]) -> str:
+        body = [[t.function, share(t.cumulative), share(t.own)] for t in functions[:n]]
+        return table(["function (file)", "cumulative", "self"], body)
+
+    mine = [t for t in profile.functions if any(f"({o}" in t.function for o in own)]
+    return (
+        f"{profile.samples} samples.\n\n"
+        + rows(profile.functions)
+        + "\n\nThe addon's own functions:\n\n"
+        + rows(mine)
+    )
+
+
+def profile_renaming(
+    case: Case,
+    binary: Path,
+    workdir: Path,
+    quick: bool,
+    connections: int,
+    variant: str = FIX_MODE,
+    raw_out: Path | None = None,
+) -> Profile:
+    """(b)'s fix-mode row of ``case`` (every tool MCP-named, the answer calling the first by
+    its alias) through one mitmdump, ``variant`` (the addon in fix mode, or the naive
+    renaming script), loaded from ``connections`` connections while py-spy samples it."""
+    named = mcp_named(case.raw)
+    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(first_alias(named)))
+    if variant == FIX_MODE:
+        scripts, options = [ADDON_SCRIPT], {"toolnames_mode": "fix"}
+    else:
+        script = workdir / "naive_renaming.py"
+        script.write_text(RENAMING_SCRIPT)
+        scripts, options = [script], {}
+    seconds = SECONDS[quick]
+    raw_out = raw_out or workdir / "profile.txt"
+
+    def requests(i: int) -> LoadRequest:
+        return LoadRequest(CHAT_PATH, named, SDK_LOAD_HEADERS)
+
+    with ProcessGroup() as group:
+        upstream = group.add(start_sink(workdir, answer, name="sink-profile"))
+        proc = start_bench_mitmdump(group, variant, binary, upstream.url, workdir, scripts, options)
+        warm = connections * schedule(quick).warm_per_connection
+        run_load(proc.port, requests, connections, count=warm)
+        command = [
+            str(py_spy()),
+            "record",
+            "--pid",
+            str(proc.process.pid),
+            "--format",
+            "raw",
+            "--rate",
+            str(SAMPLE_RATE),
+            "--duration",
+            str(int(seconds)),
+            "--nonblocking",
+            "--output",
+            str(raw_out),
+        ]
+        progress(f"(b) profile: {variant}, {case.label}, {seconds:.0f}s of py-spy under load")
+        spy = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            # The load outlasts the sampling, so that every sample is of a loaded mitmdump.
+            result = run_load(proc.port, requests, connections, duration=seconds + 1.5)
+            said = spy.communicate(timeout=seconds + 30)[0].decode(errors="replace")
+        finally:
+            if spy.poll() is None:
+                spy.kill()
+                spy.wait()
+        if spy.returncode != 0 or not raw_out.exists():
+            raise SystemExit(f"py-spy failed (exit {spy.returncode}):\n{said[-2000:]}")
+        progress(f"(b) profile: {result.requests} requests at {result.rps:.1f} req/s meanwhile")
+        raise_on_logged_errors([proc])
+    return parse_collapsed(raw_out.read_text())
