@@ -14,8 +14,11 @@ def test_help_names_the_three_parts_and_the_quick_run(capsys):
     assert "--quick" in out and "--only" in out and "--mitmdump" in out
 
 
-def test_a_quick_run_of_part_a_prints_its_table_and_targets(capsys):
-    assert main(["--quick", "--only", "a", "--cases", "small"]) == 0
+def test_a_quick_run_of_part_a_prints_its_table_and_targets(capsys, tmp_path):
+    assert (
+        main(["--quick", "--only", "a", "--cases", "small", "--markdown", str(tmp_path / "a.md")])
+        == 0
+    )
 
     out = capsys.readouterr().out
     assert "(a) CPU per request" in out
