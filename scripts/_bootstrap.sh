@@ -6,6 +6,7 @@
 #   tn_setup_venv_mitmproxy11   # .venv-mitmproxy11  (Python 3.11,   requirements/test-mitmproxy11.txt)
 #   tn_setup_msgspec11          # .venv-mitmproxy11-msgspec (msgspec for it, a --target folder)
 #   tn_setup_mastra             # tests/e2e/mastra/node_modules (npm ci)
+#   tn_setup_claude_code        # tests/e2e/claude_code/node_modules (npm ci)
 #   tn_ensure_chromium          # /usr/bin/chromium (apt-get, root only); returns 1 if unavailable
 #
 # Every step is idempotent: a stamp file records what was installed (sha256 of the requirements
@@ -18,6 +19,7 @@ TOOLNAMES_VENV="$TOOLNAMES_ROOT/.venv"
 TOOLNAMES_VENV11="$TOOLNAMES_ROOT/.venv-mitmproxy11"
 TOOLNAMES_MSGSPEC11="$TOOLNAMES_ROOT/.venv-mitmproxy11-msgspec"
 TOOLNAMES_MASTRA_DIR="$TOOLNAMES_ROOT/tests/e2e/mastra"
+TOOLNAMES_CLAUDE_CODE_DIR="$TOOLNAMES_ROOT/tests/e2e/claude_code"
 
 tn_log() {
     printf '%s\n' "$*" >&2
@@ -232,13 +234,15 @@ tn_setup_msgspec11() {
     printf '%s\n' "$want" >"$stamp"
 }
 
-# npm ci in tests/e2e/mastra when node_modules is missing or was installed from another
-# package-lock.json (or another Node.js); npm install only if there is no lock file.
-tn_setup_mastra() {
-    local dir="$TOOLNAMES_MASTRA_DIR" stamp want have lockfile log
+# tn_setup_npm_project DIR WHAT: npm ci in DIR when node_modules is missing or was installed
+# from another package-lock.json (or another Node.js); npm install only if there is no lock
+# file. WHAT names the tests that need it, for the error message.
+tn_setup_npm_project() {
+    local dir="$1" what="$2" stamp want have lockfile log rel
     local cmd=()
+    rel="${dir#"$TOOLNAMES_ROOT"/}"
     if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
-        tn_err "node/npm not found; the Mastra end-to-end tests need Node.js and npm"
+        tn_err "node/npm not found; the $what end-to-end tests need Node.js and npm"
         return 1
     fi
     stamp="$dir/node_modules/.toolnames-lock.sha256"
@@ -252,19 +256,31 @@ tn_setup_mastra() {
     want="$(tn_sha256 "$lockfile") node-$(node --version)"
     have="$(cat "$stamp" 2>/dev/null || true)"
     if [[ -d "$dir/node_modules" && "$have" == "$want" ]]; then
-        tn_log "tests/e2e/mastra/node_modules is up to date"
+        tn_log "$rel/node_modules is up to date"
         return 0
     fi
-    tn_log "installing tests/e2e/mastra/node_modules (${cmd[*]})…"
+    tn_log "installing $rel/node_modules (${cmd[*]})…"
     log="$(mktemp "${TMPDIR:-/tmp}/toolnames-npm.XXXXXX")"
-    # --loglevel=error hides the expected EBADENGINE warnings (@mastra/core asks for node >= 22).
+    # --loglevel=error hides the expected EBADENGINE warnings (@mastra/core and Claude Code
+    # 2.x ask for node >= 22; what the tests run works on 20).
     if ! (cd "$dir" && "${cmd[@]}" --no-audit --no-fund --loglevel=error) >"$log" 2>&1; then
         tail -n 40 "$log" >&2
-        tn_err "${cmd[*]} in tests/e2e/mastra failed (full log: $log)"
+        tn_err "${cmd[*]} in $rel failed (full log: $log)"
         return 1
     fi
     rm -f "$log"
     printf '%s\n' "$want" >"$stamp"
+}
+
+tn_setup_mastra() {
+    tn_setup_npm_project "$TOOLNAMES_MASTRA_DIR" Mastra
+}
+
+# Two pinned Claude Codes (tests/e2e/test_claude_code.py says why): 1.0.83 is a cli.js run by node; 2.1.332 is
+# a native binary that comes in a per-platform package (@anthropic-ai/claude-code-linux-x64,
+# about 400 MB), put in place by the package's postinstall.
+tn_setup_claude_code() {
+    tn_setup_npm_project "$TOOLNAMES_CLAUDE_CODE_DIR" "Claude Code"
 }
 
 # Makes sure Debian's chromium is installed, for browser tests: installs it with apt-get when

@@ -25,6 +25,7 @@ from harness.mitmdump import start_mitmdump as start_mitmdump_process
 from harness.processes import Process
 from harness.processes import ProcessGroup
 from harness.processes import StartupError
+from tests.testkit.infrastructure import CLAUDE_CODE_DIR
 from tests.testkit.infrastructure import MASTRA_DIR
 from tests.testkit.infrastructure import binary_id
 from tests.testkit.infrastructure import missing_infrastructure
@@ -34,7 +35,7 @@ from toolnames_core import bodies
 from toolnames_core import readers
 
 # Fixtures that start real processes; tests using them get the e2e marker automatically.
-E2E_FIXTURES = {"standin", "mitmdump", "start_mitmdump", "mastra_project"}
+E2E_FIXTURES = {"standin", "mitmdump", "start_mitmdump", "mastra_project", "claude_code_project"}
 
 
 @pytest.fixture
@@ -203,6 +204,22 @@ def mastra_project() -> Path:
             pytrace=False,
         )
     return MASTRA_DIR
+
+
+@pytest.fixture
+def claude_code_project() -> Path:
+    """tests/e2e/claude_code, with both pinned Claude Codes installed (scripts/test runs npm ci
+    there). Without node there is nothing to run them with: a skip that says so (a failure
+    under CI=true); node present but the packages missing is a broken setup, so a failure."""
+    if shutil.which("node") is None:
+        missing_infrastructure("node not found: the Claude Code end-to-end tests need Node.js")
+    if not (CLAUDE_CODE_DIR / "node_modules" / "@anthropic-ai" / "claude-code").is_dir():
+        pytest.fail(
+            f"{CLAUDE_CODE_DIR / 'node_modules'} is missing or incomplete: run scripts/test "
+            "(or `npm ci` in tests/e2e/claude_code)",
+            pytrace=False,
+        )
+    return CLAUDE_CODE_DIR
 
 
 @pytest.fixture

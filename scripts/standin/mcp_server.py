@@ -5,8 +5,13 @@ serving the names MCP servers are born with (``github.create_issue``, ``search d
 
     python -m standin.mcp_server --port 8931 [--json]   # http://127.0.0.1:8931/mcp
     python -m standin.mcp_server --port 8931 --sse      # the older HTTP+SSE transport, /sse
+    python -m standin.mcp_server --stdio [--tool NAME]... [--record FILE]   # for a client
+                                                        # that starts its servers (Claude Code)
 
-Each tool answers ``<its name> ran with <arguments>``, so a caller can tell which one ran.
+Each tool answers ``<its name> ran with <arguments>``, so a caller can tell which one ran;
+``--record FILE`` also appends one JSON line per call, ``{"name": …, "arguments": …}``, so a
+test sees which tool a closed client called, under the server's own name. ``--tool``
+serves the names given instead of NAMES.
 Needs the ``mcp`` package (requirements/test.txt); the addon never imports this.
 """
 
@@ -40,20 +45,26 @@ PATH = "/mcp"
 SSE_PATH = "/sse"
 
 
-def _tool(name: str):
-    def run(text: str) -> str:
+def _tool(name: str, record: str | None):
+    # ``text`` is optional: a model (the stand-in provider's) may call a tool with no arguments.
+    def run(text: str = "") -> str:
+        if record is not None:
+            # One write per line, so lines of calls that run at once do not interleave.
+            with open(record, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"name": name, "arguments": {"text": text}}) + "\n")
         return f"{name} ran with {json.dumps({'text': text})}"
 
     return run
 
 
-def server():
-    """The MCPServer: every name in NAMES a tool taking one string, ``text``."""
+def server(names: tuple[str, ...] = NAMES, record: str | None = None):
+    """The MCPServer: every name in ``names`` a tool taking one string, ``text``; each call
+    appended to the file ``record`` if given."""
     from mcp.server.mcpserver import MCPServer
 
     served = MCPServer("toolnames-standin")
-    for name in NAMES:
-        served.add_tool(_tool(name), name=name, description=f"the tool {name}")
+    for name in names:
+        served.add_tool(_tool(name, record), name=name, description=f"the tool {name}")
     return served
 
 
@@ -67,10 +78,18 @@ def build(json_response: bool = False, sse: bool = False):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m standin.mcp_server", description=__doc__)
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int)
     parser.add_argument("--json", action="store_true", help="answer JSON, not SSE")
     parser.add_argument("--sse", action="store_true", help="the older HTTP+SSE transport")
+    parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout, no port")
+    parser.add_argument("--tool", action="append", help="serve this name (repeatable)")
+    parser.add_argument("--record", metavar="FILE", help="append each call to FILE (JSON lines)")
     args = parser.parse_args(argv)
+    if args.stdio:
+        server(tuple(args.tool or NAMES), args.record).run("stdio")
+        return 0
+    if args.port is None:
+        parser.error("--port is required unless --stdio is given")
     import uvicorn
 
     uvicorn.run(build(args.json, args.sse), host="127.0.0.1", port=args.port, log_level="warning")

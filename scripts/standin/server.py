@@ -5,7 +5,8 @@ Anthropic Messages, Gemini generateContent and Bedrock Converse.  It validates
 tool names like the real providers do and answers deterministically:
 
 * the last message is a tool result      -> text "done"
-* header ``x-standin-call: NAME[,NAME2]`` -> tool call(s) to NAME, offered or not
+* header ``x-standin-call: NAME[,NAME2]`` -> tool call(s) to NAME, offered or not;
+  ``PREFIX*`` calls every offered tool whose name starts with PREFIX
 * a forced tool choice                   -> a call to that tool (or the first tool)
 * otherwise                              -> text "hello"
 

@@ -31,6 +31,7 @@ __all__ = [
     "arguments_for",
     "as_dict",
     "as_list",
+    "calls_asked",
     "pieces",
     "sse_event",
     "text_pieces",
@@ -129,6 +130,21 @@ def arguments_for(name: str, offered: dict[str, Offered]) -> dict:
     return {}
 
 
+def calls_asked(call_header: str, offered: dict[str, Offered]) -> list[str]:
+    """The names ``x-standin-call`` asks for: each comma-separated entry, where ``PREFIX*``
+    stands for every offered tool whose name starts with PREFIX, in the order offered.
+    A closed client (Claude Code) sends a fixed header with every request and cannot know
+    the name its tool reaches the provider under (fix mode sends an alias), so the model is
+    told which tools to call by a prefix both names share; a request offering none gets text."""
+    names: list[str] = []
+    for entry in (n.strip() for n in call_header.split(",")):
+        if entry.endswith("*"):
+            names += [name for name in offered if name.startswith(entry[:-1])]
+        elif entry:
+            names.append(entry)
+    return names
+
+
 class StandinFormat:
     """Base class; subclasses implement one provider's wire format."""
 
@@ -173,7 +189,7 @@ class StandinFormat:
             turn.text = "done"
             return turn
         offered = self.offered(body)
-        names = [n.strip() for n in call_header.split(",") if n.strip()]
+        names = calls_asked(call_header, offered)
         if not names and (forced := self.forced(body)):
             names = [forced]
         for i, name in enumerate(names):

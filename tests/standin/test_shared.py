@@ -44,6 +44,20 @@ def test_the_fake_model_answers_a_tool_result_then_the_header_then_the_forced_to
     assert chat.decide({"messages": []}, "/p", b"x", "").text == "hello"
 
 
+def test_a_prefix_with_a_star_calls_every_offered_tool_it_starts_and_none_else():
+    chat = ChatCompletions()
+    names = ["mcp__srv__create_issue_1a2b3c4d", "Bash", "mcp__srv__search_docs", "mcp__other__x"]
+    tools = [{"type": "function", "function": {"name": n, "parameters": {}}} for n in names]
+    body = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
+
+    by_prefix = chat.decide(body, "/v1/chat/completions", b"x", "mcp__srv__*")
+    assert [c.name for c in by_prefix.calls] == [names[0], names[2]]
+    mixed = chat.decide(body, "/p", b"x", "Bash, mcp__other__*")
+    assert [c.name for c in mixed.calls] == ["Bash", "mcp__other__x"]
+    # A request offering no such tool (a client's title or summary request) gets text.
+    assert chat.decide({"messages": []}, "/p", b"x", "mcp__srv__*").text == "hello"
+
+
 def test_the_same_request_gets_the_same_ids():
     chat = ChatCompletions()
     first = chat.decide({"messages": []}, "/p", b"body", "")

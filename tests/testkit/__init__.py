@@ -47,6 +47,7 @@ from tests.testkit.e2e import read_flows
 from tests.testkit.e2e import recording_client
 from tests.testkit.e2e import toolnames_lines
 from tests.testkit.e2e import wait_for_flows
+from tests.testkit.infrastructure import CLAUDE_CODE_DIR
 from tests.testkit.infrastructure import MAIN_VENV_MITMDUMP
 from tests.testkit.infrastructure import MASTRA_DIR
 from tests.testkit.infrastructure import REPO_ROOT
@@ -93,6 +94,7 @@ __all__ = [
     "DIRECT",
     "FORMAT_OF",
     "MAIN_VENV_MITMDUMP",
+    "CLAUDE_CODE_DIR",
     "MASTRA_DIR",
     "MeasuredScan",
     "REPO_ROOT",

@@ -17,6 +17,7 @@ import pytest
 from harness.mitmdump import own_mitmdump
 
 __all__ = [
+    "CLAUDE_CODE_DIR",
     "MAIN_VENV_MITMDUMP",
     "MASTRA_DIR",
     "REPO_ROOT",
@@ -31,6 +32,7 @@ __all__ = [
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 MASTRA_DIR = REPO_ROOT / "tests" / "e2e" / "mastra"
+CLAUDE_CODE_DIR = REPO_ROOT / "tests" / "e2e" / "claude_code"
 MAIN_VENV_MITMDUMP = REPO_ROOT / ".venv" / "bin" / "mitmdump"
 
 
