@@ -32,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -201,9 +202,25 @@ def checked(project: Path, version: Version) -> list[str]:
     command = [
         shutil.which("node") or "node" if c == "node" else str(project / c) for c in version.command
     ]
-    done = subprocess.run(
-        [*command, "--version"], capture_output=True, text=True, timeout=60, check=False
-    )
+    # In a home of its own, like the runs: nothing read from or written to this machine's.
+    with tempfile.TemporaryDirectory(prefix="toolnames-claude-version-") as home:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": home,
+            "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+            "XDG_CACHE_HOME": os.path.join(home, ".cache"),
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        done = subprocess.run(
+            [*command, "--version"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     assert done.stdout.startswith(version.version + " "), (
         f"{' '.join(command)} --version: {done.stdout!r} {done.stderr[-500:]!r}"
     )
