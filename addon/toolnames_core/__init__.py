@@ -23,15 +23,21 @@ from toolnames_core.formats import WireFormat
 from toolnames_core.formats import format_for
 from toolnames_core.formats import format_named
 from toolnames_core.jsonsplice import replace_values
+from toolnames_core.mcp import LOOKUP_MAX_PAGES
+from toolnames_core.mcp import LOOKUP_TIMEOUT
+from toolnames_core.mcp import ListingPage
 from toolnames_core.mcp import McpExchange
 from toolnames_core.mcp import McpState
 from toolnames_core.mcp import McpStream
 from toolnames_core.mcp import endpoint_session
 from toolnames_core.mcp import inspect_mcp
 from toolnames_core.mcp import is_mcp_request
+from toolnames_core.mcp import lookup_request
+from toolnames_core.mcp import read_lookup_answer
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
 from toolnames_core.names import escape_text
+from toolnames_core.names import quote_name
 from toolnames_core.readers import READERS
 from toolnames_core.readers import Reader
 from toolnames_core.readers import reader_named
@@ -68,6 +74,8 @@ __all__ = [
     "CATALOGUE",
     "COMMENT_PREFIX",
     "FORMATS",
+    "LOOKUP_MAX_PAGES",
+    "LOOKUP_TIMEOUT",
     "MARKERS",
     "PROTOCOLS",
     "READERS",
@@ -79,6 +87,7 @@ __all__ = [
     "Finding",
     "FlowEntry",
     "FlowRecord",
+    "ListingPage",
     "McpExchange",
     "McpState",
     "McpStream",
@@ -106,9 +115,12 @@ __all__ = [
     "inspect_session",
     "is_mcp_request",
     "is_stream",
+    "lookup_request",
     "nothing_to_check",
     "offered_keys",
     "parse_rule_override",
+    "quote_name",
+    "read_lookup_answer",
     "read_signature",
     "reader_named",
     "render_mcp",

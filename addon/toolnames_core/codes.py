@@ -17,6 +17,7 @@ __all__ = [
     "CHOICE_WITHOUT_TOOLS",
     "HISTORY_NAME_INVALID",
     "HISTORY_WITHOUT_TOOLS",
+    "MCP_ALIAS_UNRESTORED",
     "MCP_CALL_UNLISTED",
     "MCP_HEADER_MISMATCH",
     "MCP_NAME_DUPLICATE",
@@ -64,6 +65,7 @@ MCP_NAME_REJECTED = "mcp-name-rejected"
 MCP_NAME_DUPLICATE = "mcp-name-duplicate"
 MCP_CALL_UNLISTED = "mcp-call-unlisted"
 MCP_HEADER_MISMATCH = "mcp-header-mismatch"
+MCP_ALIAS_UNRESTORED = "mcp-alias-unrestored"
 
 
 class CodeInfo(NamedTuple):
@@ -111,5 +113,8 @@ CATALOGUE: dict[str, CodeInfo] = {
     MCP_CALL_UNLISTED: CodeInfo("request", "an MCP client calls a tool its session never listed"),
     MCP_HEADER_MISMATCH: CodeInfo(
         "request", "an Mcp-Name or Mcp-Method header disagrees with the JSON-RPC body"
+    ),
+    MCP_ALIAS_UNRESTORED: CodeInfo(
+        "request", "fix mode could not send a call of an alias back under the server's name"
     ),
 }

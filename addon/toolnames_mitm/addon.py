@@ -38,6 +38,7 @@ from toolnames_mitm.deferral import Deferral
 from toolnames_mitm.flows import Incoming
 from toolnames_mitm.flows import Pending
 from toolnames_mitm.flows import Tracked
+from toolnames_mitm.mcp_lookup import is_lookup
 
 __all__ = ["NO_PATH", "STREAMED_UNREAD", "ToolNames", "logger", "reader_line"]
 
@@ -184,7 +185,9 @@ class ToolNames:
 
     def watches(self, flow: http.HTTPFlow) -> bool:
         """Whether toolnames is on and its filter lets ``flow`` through."""
-        return not self.off and (self.filter is None or bool(self.filter(flow)))
+        if self.off or is_lookup(flow):
+            return False  # toolnames' own tools/list (mcp_lookup.py) is no traffic to judge
+        return self.filter is None or bool(self.filter(flow))
 
     def shown_as_read_back(self, flow: http.HTTPFlow) -> bool:
         """A saved flow or session read back is shown as the live run recorded it (fixes and

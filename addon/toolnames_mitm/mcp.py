@@ -6,6 +6,8 @@ saving; what it remembers between flows (each session's listed names) is the cor
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from mitmproxy import http
 
 from toolnames_core import McpExchange
@@ -18,6 +20,8 @@ from toolnames_mitm import flows
 from toolnames_mitm import signing
 from toolnames_mitm.addon import ToolNames
 from toolnames_mitm.flows import Tracked
+from toolnames_mitm.mcp_lookup import Lookups
+from toolnames_mitm.mcp_lookup import is_lookup
 
 __all__ = ["McpTraffic", "server_of"]
 
@@ -31,6 +35,8 @@ class McpTraffic:
     def __init__(self, tool_names: ToolNames) -> None:
         self.tool_names = tool_names
         self.state = McpState()
+        # toolnames' own tools/list flows, sent to restore aliases (mcp_lookup.py).
+        self.lookups = Lookups()
 
     def _may_fix(
         self, flow: http.HTTPFlow, exchange: McpExchange, live: bool
@@ -62,35 +68,89 @@ class McpTraffic:
 
     # -- the request ---------------------------------------------------------------------
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        """Judge (and in fix mode change) an MCP request; an awaitable, which mitmproxy
+        awaits, when a call of an alias waits for the server's listing (mcp_lookup.py)."""
         names = self.tool_names
-        if names.off or flow in names.tracked or flow.websocket is not None:
-            return
+        if names.off or flow in names.tracked or flow.websocket is not None or is_lookup(flow):
+            return None
         request = flow.request
         if request.method == "DELETE":
             # The client ends its session: the names it listed go.
             session_id = flows.header(request, b"mcp-session-id")
             if session_id and flow.live:
                 self.state.end((server_of(request), session_id))
-            return
+            return None
         if request.method == "GET":
             # The Streamable HTTP GET stream: server messages, read as they come. (An
             # HTTP+SSE stream carries no session header: its first event tells, _sniff.)
             stream = flows.header(request, b"mcp-session-id") and names.watches(flow)
             if stream and not names.shown_as_read_back(flow):
                 names.tracked[flow] = Tracked(mcp=self._exchange(request))
-            return
+            return None
         if request.method != "POST" or request.raw_content is None:
-            return
+            return None
         content, problem = flows.request_content(request, names.max_body)
         if problem is not None:
-            return  # no body at hand to tell MCP by: nothing is claimed about it
+            return None  # no body at hand to tell MCP by: nothing is claimed about it
         messages = is_mcp_request(content)
         if messages is None or not names.watches(flow) or names.shown_as_read_back(flow):
-            return
+            return None
         exchange = self._exchange(request)
         live = flows.mutable(flow)
         fix, permission = self._may_fix(flow, exchange, live)
+        wanted = exchange.to_restore(messages) if fix else []
+        if wanted:
+            return self._restore(flow, exchange, messages, content, permission, wanted)
+        self._check_request(flow, exchange, messages, content, fix, permission)
+        return None
+
+    async def _restore(
+        self,
+        flow: http.HTTPFlow,
+        exchange: McpExchange,
+        messages: list,
+        content: bytes,
+        permission: signing.Permission | None,
+        wanted: list[str],
+    ) -> None:
+        """Calls of names in the form of an alias, with no listing of this server to send
+        them back by: the server is asked for its tools first (the call waits, at most
+        LOOKUP_TIMEOUT seconds), and what it lists is aliased as a listing would be."""
+        request = flow.request
+        if not flows.header(request, b"mcp-session-id") and endpoint_session(request.path):
+            found: list[str] | str = (
+                "on the HTTP+SSE transport the server answers on the client's own event "
+                "stream, where toolnames' question would reach the client"
+            )
+        else:
+            params = next(m.value.get("params") for m in messages if m.method == "tools/call")
+            found = await self.lookups.listing(flow, exchange.key, params, wanted)
+            if isinstance(found, str):
+                found = f"toolnames asked the server for its tools/list, and {found}"
+        if isinstance(found, str):
+            for name in wanted:
+                exchange.not_restored(name, found)
+        else:
+            exchange.learn_listing(found)
+            for name in wanted:
+                if self.state.original(exchange.server, name) is None and name not in found:
+                    exchange.not_restored(
+                        name, "no tool the server lists (toolnames asked it) has this alias"
+                    )
+        self._check_request(flow, exchange, messages, content, True, permission)
+
+    def _check_request(
+        self,
+        flow: http.HTTPFlow,
+        exchange: McpExchange,
+        messages: list,
+        content: bytes,
+        fix: bool,
+        permission: signing.Permission | None,
+    ) -> None:
+        names = self.tool_names
+        request = flow.request
         exchange.check_request(messages, content, fix=fix)
         names.tracked[flow] = Tracked(mcp=exchange)
         changed = False
@@ -116,6 +176,9 @@ class McpTraffic:
     # -- the answer ----------------------------------------------------------------------
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if is_lookup(flow):
+            self.lookups.responseheaders(flow, self.tool_names.max_body)
+            return
         response = flow.response
         tracked = self.tool_names.tracked.get(flow)
         exchange = tracked.mcp if tracked is not None else None
@@ -162,9 +225,15 @@ class McpTraffic:
         response.stream = exchange.stream(exchange.fixing, sniff=True)
 
     def response(self, flow: http.HTTPFlow) -> None:
+        if is_lookup(flow):
+            self.lookups.response(flow)
+            return
         self._complete(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        if is_lookup(flow):
+            self.lookups.error(flow)
+            return
         self._complete(flow)
 
     def _complete(self, flow: http.HTTPFlow) -> None:

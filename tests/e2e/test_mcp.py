@@ -233,3 +233,68 @@ def typescript_session(mitmdump, mitmdump_binary, mastra_project, tmp_path, tran
     for alias, original in zip(fixed["names"], direct["names"], strict=True):
         assert fixed["calls"][alias] == direct["calls"][original]
         assert fixed["calls"][alias][1][0]["text"].startswith(f"{original} ran with ")
+
+
+async def calls_of(url: str, mode: str, names: list[str]) -> dict:
+    """A new client that calls ``names`` without listing first (it kept an earlier listing)."""
+    from mcp import Client
+
+    got: dict = {}
+    async with Client(url + mcp_server.PATH, mode=mode) as client:
+        for name in names:
+            try:
+                result = await client.call_tool(name, {"text": "Paris"})
+                got[name] = (result.is_error, [c.model_dump() for c in result.content])
+            except Exception as e:  # noqa: BLE001 (the SDK raises the server's error)
+                got[name] = ("raised", type(e).__name__)
+    return got
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_fix_restores_an_alias_after_a_restart_with_no_listing_seen(
+    mitmdump, mitmdump_binary, mcp_url, tmp_path, protocol
+):
+    """A client that listed through one mitmdump calls the aliases through a new one that
+    never saw a listing: toolnames asks the server for its tools and sends the server's names."""
+    direct = await session_of(mcp_url, protocol, [])
+    first = proxy(mitmdump, mitmdump_binary, mcp_url, tmp_path / "first.mitm", "fix")
+    fixed = await session_of(first.url, protocol, [])
+    first.stop()
+    aliases = [a for a in fixed["names"] if a not in direct["names"]]
+    assert len(aliases) == 3, fixed["names"]
+    saved = tmp_path / "second.mitm"
+    second = proxy(mitmdump, mitmdump_binary, mcp_url, saved, "fix")
+    got = await calls_of(second.url, protocol, aliases)
+    second.stop()
+    for alias in aliases:
+        original = direct["names"][fixed["names"].index(alias)]
+        assert got[alias] == direct["calls"][original], (alias, got[alias])
+    assert "mcp-alias-unrestored" not in second.log_text()
+
+
+async def test_http_sse_after_a_restart_an_alias_goes_on_and_the_record_says_why(
+    mitmdump, mitmdump_binary, sse_url, tmp_path
+):
+    """On HTTP+SSE the server answers on the client's own stream, where toolnames' question
+    would reach the client: nothing is asked, the call goes on as it came (the server says it
+    has no such tool), and the record says why, without holding the call."""
+    from mcp import ClientSession
+    from mcp.client.sse import sse_client
+
+    first = proxy(mitmdump, mitmdump_binary, sse_url, tmp_path / "first.mitm", "fix")
+    fixed = await sse_session_of(first.url, [mcp_server.PLAIN])
+    first.stop()
+    dotted = next(n for n in fixed["names"] if n.startswith("github_create_issue_"))
+    saved = tmp_path / "second.mitm"
+    second = proxy(mitmdump, mitmdump_binary, sse_url, saved, "fix")
+    async with (
+        sse_client(second.url + mcp_server.SSE_PATH) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        result = await session.call_tool(dotted, {"text": "Paris"})
+    second.stop()
+    assert result.is_error
+    findings = [f for flow in read_flows(saved) for f in flow.metadata["toolnames"]["findings"]]
+    unrestored = [f for f in findings if f["code"] == "mcp-alias-unrestored"]
+    assert len(unrestored) == 1 and "HTTP+SSE" in unrestored[0]["message"], findings

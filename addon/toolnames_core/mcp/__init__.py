@@ -17,6 +17,13 @@ from toolnames_core.mcp.exchange import McpExchange
 from toolnames_core.mcp.exchange import McpStream
 from toolnames_core.mcp.exchange import endpoint_session
 from toolnames_core.mcp.exchange import inspect_mcp
+from toolnames_core.mcp.lookup import LOOKUP_ID
+from toolnames_core.mcp.lookup import LOOKUP_MAX_PAGES
+from toolnames_core.mcp.lookup import LOOKUP_TIMEOUT
+from toolnames_core.mcp.lookup import ListingPage
+from toolnames_core.mcp.lookup import looks_like_alias
+from toolnames_core.mcp.lookup import lookup_request
+from toolnames_core.mcp.lookup import read_lookup_answer
 from toolnames_core.mcp.messages import Message
 from toolnames_core.mcp.messages import header_value
 from toolnames_core.mcp.messages import is_mcp_request
@@ -28,6 +35,10 @@ from toolnames_core.mcp.state import McpState
 
 __all__ = [
     "API",
+    "LOOKUP_ID",
+    "LOOKUP_MAX_PAGES",
+    "LOOKUP_TIMEOUT",
+    "ListingPage",
     "UNALIAS_REWRITE",
     "McpExchange",
     "McpSession",
@@ -39,7 +50,10 @@ __all__ = [
     "inspect_mcp",
     "is_mcp_request",
     "listed_findings",
+    "looks_like_alias",
+    "lookup_request",
     "parse_header_name",
+    "read_lookup_answer",
     "read_messages",
     "rejecting_rules",
     "sse_events",

@@ -30,6 +30,7 @@ from toolnames_core.framings import MAX_EVENT_BYTES
 from toolnames_core.jsonsplice import replace_values
 from toolnames_core.mcp.checks import accepted
 from toolnames_core.mcp.checks import listed_findings
+from toolnames_core.mcp.lookup import looks_like_alias
 from toolnames_core.mcp.messages import Message
 from toolnames_core.mcp.messages import header_value
 from toolnames_core.mcp.messages import is_mcp_request
@@ -130,6 +131,9 @@ class McpExchange:
         self.signed: Signed | None = None
         self.signed_declined: str | None = None
         self.resigned = False
+        # Names in the form of an alias that toolnames could not send back under the
+        # server's name, and why (lookup.py).
+        self.unrestored: dict[str, str] = {}
 
     @property
     def findings(self) -> list[Finding]:
@@ -204,6 +208,18 @@ class McpExchange:
                 self._header_mismatch("Mcp-Name", header_name, name)
         self._judge_call(name, path)
         original = self.state.original(self.server, name)
+        if fix and original is None and name in self.unrestored:
+            why = self.unrestored[name]
+            self.fix_skipped.append(SkippedFix(path, name, f"was sent as it came: {why}"))
+            self.request_findings.append(
+                Finding(
+                    codes.MCP_ALIAS_UNRESTORED,
+                    "warning",
+                    path,
+                    f"tools/call of {quote_name(name)}, in the form of an alias fix mode "
+                    f"lists, was not restored to a name of the server's: {why}",
+                )
+            )
         if fix and original is not None:
             replacements[where] = original
             self.fixes.append(Fix(where, name, original, UNALIAS_REWRITE))
@@ -396,15 +412,15 @@ class McpExchange:
             for at, name in places:
                 if valid(name):
                     continue
-                alias = alias_for(name, rule)
-                if self._clashes(alias, name, taken, aliases):
-                    alias = alias_for(name, rule, digest_len=2 * DIGEST_LEN)
-                if self._clashes(alias, name, taken, aliases):
+                alias = self._alias_of(name, taken, aliases)
+                if alias is None:
                     self.fix_skipped.append(
                         SkippedFix(
                             format_path((*prefix, *at)),
                             name,
-                            f"would be listed as {quote_name(alias)}, a name already listed",
+                            f"would be listed as "
+                            f"{quote_name(alias_for(name, rule, digest_len=2 * DIGEST_LEN))}, "
+                            "a name already listed",
                         )
                     )
                     continue
@@ -416,12 +432,81 @@ class McpExchange:
         session.add(names + list(aliases))
         return renames
 
+    def _alias_of(self, name: str, taken: set[str], aliases: dict[str, str]) -> str | None:
+        """The alias fix mode lists ``name`` under, given the names ``taken`` by other tools
+        and the ``aliases`` given so far; None when both forms are taken. The listing and the
+        lookup (``learn_listing``) both ask here, so they agree."""
+        rule = RULES[self.rule]
+        for digest_len in (DIGEST_LEN, 2 * DIGEST_LEN):
+            alias = alias_for(name, rule, digest_len=digest_len)
+            if not self._clashes(alias, name, taken, aliases):
+                return alias
+        return None
+
     def _clashes(self, alias: str, name: str, taken: set[str], aliases: dict[str, str]) -> bool:
         """Whether ``alias`` is a name listed for another tool (an earlier page's alias of
         the same name is the same tool listed twice)."""
         if aliases.get(alias, name) != name:
             return True
         return alias in taken and self.state.original(self.server, alias) != name
+
+    # -- restoring an alias with nothing remembered (lookup.py) --------------------------
+
+    def to_restore(self, messages: list[Message]) -> list[str]:
+        """The names this request's ``tools/call``s use that have the form of an alias but
+        that toolnames cannot send back: it has no listing of this server that gave them
+        (the glue then asks the server, and ``learn_listing`` or ``not_restored`` follows)."""
+        rule = RULES[self.rule]
+        session = self.state.sessions.get(self.key)
+        wanted: list[str] = []
+        for message in messages:
+            params = message.value.get("params") if message.method == "tools/call" else None
+            name = params.get("name") if isinstance(params, dict) else None
+            if not isinstance(name, str) or name in wanted:
+                continue
+            if self.state.original(self.server, name) is not None:
+                continue
+            if session is not None and session.knows(name):
+                continue  # the server's own name, listed in this session
+            if looks_like_alias(name, rule):
+                known = self.state.unrestorable(self.key, name)
+                if self.signed is not None:
+                    # Its signature covers the call: toolnames sends no request of its own
+                    # under it (the client's key signs the call again, not a new request).
+                    self.unrestored[name] = (
+                        "toolnames has no listing of this server that gave it, and asks "
+                        "no server for one on behalf of a request signed with AWS SigV4"
+                    )
+                elif known is not None:
+                    self.unrestored[name] = known
+                else:
+                    wanted.append(name)
+        return wanted
+
+    def learn_listing(self, names: list[str]) -> dict[str, str]:
+        """The server's whole listing, as toolnames' own tools/list got it: the aliases fix
+        mode lists for it (alias -> name), as the listing would have given them, learned for
+        this server, and the names for this session's calls."""
+        valid = valid_name_pattern(RULES[self.rule]).fullmatch
+        taken = {n for n in names if valid(n)}
+        aliases: dict[str, str] = {}
+        for name in dict.fromkeys(names):
+            if not valid(name):
+                alias = self._alias_of(name, taken, aliases)
+                if alias is not None:
+                    aliases[alias] = name
+        if aliases:
+            self.state.learn(self.server, aliases)
+        session = self.state.session(self.key)
+        session.new_listing()
+        session.add([*names, *aliases])
+        return aliases
+
+    def not_restored(self, name: str, why: str) -> None:
+        """The server was asked and ``name`` still has no server name: its calls go on as
+        they came, and say why (remembered for the session, so it is asked once)."""
+        self.state.remember_unrestorable(self.key, name, why)
+        self.unrestored[name] = why
 
 
 class McpStream:

@@ -82,6 +82,9 @@ class McpState:
         self.sessions: OrderedDict[SessionKey, McpSession] = OrderedDict()
         # server -> alias -> the server's own name, as fix mode listed it.
         self.aliases: OrderedDict[str, dict[str, str]] = OrderedDict()
+        # (session, name) -> why toolnames, having asked the server, could not send a name
+        # in the form of an alias back under a name of the server's: asked once per session.
+        self.unrestorables: OrderedDict[tuple[SessionKey, str], str] = OrderedDict()
 
     def session(self, key: SessionKey) -> McpSession:
         found = self.sessions.get(key)
@@ -109,6 +112,15 @@ class McpState:
         if len(table) + len(aliases) > MAX_NAMES:
             table.clear()  # a server renaming without end: start over
         table.update(aliases)
+
+    def remember_unrestorable(self, key: SessionKey, name: str, why: str) -> None:
+        self.unrestorables[(key, name)] = why
+        if len(self.unrestorables) > MAX_SESSIONS:
+            self.unrestorables.popitem(last=False)
+
+    def unrestorable(self, key: SessionKey, name: str) -> str | None:
+        """Why ``name`` was not restored in this session when the server was asked, if it was."""
+        return self.unrestorables.get((key, name))
 
     def original(self, server: str, alias: str) -> str | None:
         """The server's own name for an alias fix mode listed, if it did."""
