@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tests.testkit.sigv4 import KEY
 from tests.testkit.sigv4 import SECRET
 from tests.testkit.sigv4 import WHEN
+from tests.testkit.sigv4 import Signer
 from tests.testkit.sigv4 import botocore_signed
 from toolnames_core import Credentials
 from toolnames_core import Signed
@@ -77,7 +78,7 @@ def _request(method, path, query, extra, body, token, content_hash):
     elif content_hash:
         pairs.append(("X-Amz-Content-SHA256", content_hash))
     url = f"https://{HOST}{path}" + (f"?{query}" if query else "")
-    return botocore_signed(method, url, pairs, body, token=token)
+    return botocore_signed(method, url, pairs, body, Signer(token=token))
 
 
 @settings(max_examples=300, deadline=None)
@@ -111,7 +112,7 @@ def test_the_signer_makes_botocores_canonical_request_string_to_sign_and_signatu
     new = resign_headers(method, path, query, pairs, body, signed, Credentials(KEY, SECRET), LATER)
     again, _ = _request(method, path, query, extra, body, token, content_hash)
     again_signed, _ = botocore_signed(
-        method, again.url, list(again.headers.items()), body, token=token, when=LATER
+        method, again.url, list(again.headers.items()), body, Signer(token=token), LATER
     )
     assert new.headers["authorization"] == again_signed.headers["Authorization"]
     assert new.headers["x-amz-date"] == again_signed.headers["X-Amz-Date"]

@@ -18,8 +18,10 @@ import pytest
 
 from tests.testkit import annotations
 from tests.testkit.e2e import read_flows
-from tests.testkit.sigv4 import KEY
 from tests.testkit.sigv4 import SECRET
+from tests.testkit.sigv4 import anthropic_bedrock
+from tests.testkit.sigv4 import aws_env
+from tests.testkit.sigv4 import signing_mitmdump
 
 pytestmark = pytest.mark.needs_sdk
 
@@ -31,14 +33,6 @@ TOOLS = [
     {"name": CULPRIT, "description": "Open an issue", "input_schema": SCHEMA},
 ]
 ASK = [{"role": "user", "content": "Open an issue."}]
-KEEP_HOST = ("--set", "keep_host_header=true")
-NO_AWS = {
-    "AWS_ACCESS_KEY_ID": "",
-    "AWS_SECRET_ACCESS_KEY": "",
-    "AWS_SESSION_TOKEN": "",
-    "AWS_PROFILE": "",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
-}
 streams = pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
 
 
@@ -46,13 +40,7 @@ def bedrock(url: str, signed: bool = False):
     import anthropic
 
     if signed:
-        return anthropic.AnthropicBedrock(
-            aws_access_key=KEY,
-            aws_secret_key=SECRET,
-            aws_region="us-east-1",
-            base_url=url,
-            max_retries=0,
-        )
+        return anthropic_bedrock(url)
     return anthropic.AnthropicBedrock(
         api_key="test-bedrock-api-key", aws_region="us-east-1", base_url=url, max_retries=0
     )
@@ -155,22 +143,14 @@ def test_a_sigv4_signed_client_is_renamed_only_with_resign(
 ):
     import anthropic
 
-    proxy = mitmdump("--set", "toolnames_mode=fix", *KEEP_HOST, binary=mitmdump_binary, env=NO_AWS)
+    proxy = signing_mitmdump(mitmdump, mitmdump_binary, mode="fix")
     with pytest.raises(anthropic.BadRequestError, match="should match pattern"):
         turn(bedrock(proxy.url, signed=True), ASK, stream)  # left as signed: no 403
     proxy.wait_for_log("toolnames error")
     assert "not fixed: the request is signed with AWS SigV4" in proxy.log_text()
     proxy.stop()
     standin.reset()
-    resigning = mitmdump(
-        "--set",
-        "toolnames_mode=fix",
-        "--set",
-        "toolnames_resign=true",
-        *KEEP_HOST,
-        binary=mitmdump_binary,
-        env={**NO_AWS, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET},
-    )
+    resigning = signing_mitmdump(mitmdump, mitmdump_binary, mode="fix", resign=True, env=aws_env())
     called, text = two_turns(bedrock(resigning.url, signed=True), stream)
     assert (called, text) == ([CULPRIT], "done")
     assert SECRET not in resigning.log_text()

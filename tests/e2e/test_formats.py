@@ -24,6 +24,7 @@ from tests.testkit import post
 from tests.testkit import recording_client
 from tests.testkit import toolnames_lines
 from tests.testkit import wait_for_flows
+from tests.testkit.sigv4 import Signer
 from tests.testkit.sigv4 import core_signed
 
 REDACTED = "REDACTED-by-toolnames"
@@ -401,7 +402,7 @@ def bedrock_headers(proxy_url: str) -> dict[str, str]:
         BEDROCK_PATH,
         [("Host", host), ("Content-Type", "application/json")],
         body,
-        token=BEDROCK_TOKEN,
+        Signer(token=BEDROCK_TOKEN),
     )
     return dict(pairs)
 

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from tests.testkit import annotations
-from tests.testkit.sigv4 import KEY
-from tests.testkit.sigv4 import SECRET
+from tests.testkit.sigv4 import KEEP_HOST
+from tests.testkit.sigv4 import aws_env
+from tests.testkit.sigv4 import boto3_bedrock
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 PROMPT = "Open an issue about the weather in Paris."
@@ -48,12 +49,12 @@ class App:
     def proxy_args(self, fix: bool) -> list[str]:
         if not self.signs:
             return []
-        return ["--set", "keep_host_header=true", *(["--set", "toolnames_resign=true"] * fix)]
+        return [*KEEP_HOST, *(["--set", "toolnames_resign=true"] * fix)]
 
     def proxy_env(self) -> dict[str, str] | None:
         if not self.signs:
             return None
-        return {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+        return aws_env()
 
 
 # -- openai: chat completions and Responses -----------------------------------------------------
@@ -277,20 +278,6 @@ def gemini_second(client, name: str, stream: bool, state) -> str:
 # -- boto3, Bedrock Converse --------------------------------------------------------------------
 
 
-def bedrock_client(url: str):
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client(
-        "bedrock-runtime",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id=KEY,
-        aws_secret_access_key=SECRET,
-        config=Config(retries={"max_attempts": 1}),
-    )
-
-
 def bedrock_call(client, messages: list, name: str, choice: dict, stream: bool) -> list[dict]:
     """The content blocks of the answer, assembled from the stream's events when streamed."""
     tool = {"toolSpec": {"name": name, "inputSchema": {"json": CITY}}}
@@ -406,7 +393,7 @@ APPS = [
     App("anthropic", DOTTED, anthropic_client, anthropic_first, anthropic_second),
     App("anthropic-vertex", DOTTED, vertex_client, anthropic_first, anthropic_second),
     App("google-genai", SLASHED, gemini_client, gemini_first, gemini_second),
-    App("boto3-bedrock", DOTTED, bedrock_client, bedrock_first, bedrock_second, signs=True),
+    App("boto3-bedrock", DOTTED, boto3_bedrock, bedrock_first, bedrock_second, signs=True),
     App("cohere", DOTTED, cohere_client, cohere_first, cohere_second),
 ]
 APP_IDS = [f"{app.sdk}-{'long' if app.invalid == LONG else 'mcp'}" for app in APPS]

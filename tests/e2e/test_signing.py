@@ -19,38 +19,18 @@ import pytest
 
 from tests.testkit import annotations
 from tests.testkit.e2e import read_flows
-from tests.testkit.sigv4 import KEY
 from tests.testkit.sigv4 import OTHER_KEY
 from tests.testkit.sigv4 import OTHER_SECRET
 from tests.testkit.sigv4 import SECRET
+from tests.testkit.sigv4 import anthropic_bedrock
+from tests.testkit.sigv4 import aws_env
+from tests.testkit.sigv4 import boto3_bedrock
+from tests.testkit.sigv4 import signing_mitmdump
 
 pytestmark = pytest.mark.needs_sdk
 
 DOTTED = "github.create_issue"
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-KEEP_HOST = ("--set", "keep_host_header=true")
-# No credentials of the test machine's own reach mitmdump: empty values are none.
-NO_AWS = {
-    "AWS_ACCESS_KEY_ID": "",
-    "AWS_SECRET_ACCESS_KEY": "",
-    "AWS_SESSION_TOKEN": "",
-    "AWS_PROFILE": "",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
-}
-
-
-def client(url: str):
-    boto3 = pytest.importorskip("boto3")
-    from botocore.config import Config
-
-    return boto3.client(
-        "bedrock-runtime",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id=KEY,
-        aws_secret_access_key=SECRET,
-        config=Config(retries={"max_attempts": 1}),
-    )
 
 
 def converse(url: str, name: str, stream: bool) -> list[str] | str:
@@ -65,7 +45,8 @@ def converse(url: str, name: str, stream: bool) -> list[str] | str:
             "toolChoice": {"tool": {"name": name}},
         },
     }
-    bedrock = client(url)
+    pytest.importorskip("boto3")
+    bedrock = boto3_bedrock(url)
     try:
         if not stream:
             content = bedrock.converse(**kwargs)["output"]["message"]["content"]
@@ -90,7 +71,7 @@ streams = pytest.mark.parametrize("stream", [False, True], ids=["converse", "con
 
 @streams
 def test_observe_mode_passes_every_valid_signature(mitmdump, mitmdump_binary, standin, stream):
-    proxy = mitmdump(*KEEP_HOST, binary=mitmdump_binary)
+    proxy = signing_mitmdump(mitmdump, mitmdump_binary)
     assert converse(proxy.url, "get_weather", stream) == ["get_weather"]
     # The provider's own verdict on the name, not a signature error.
     assert converse(proxy.url, DOTTED, stream) == "ValidationException"
@@ -102,14 +83,8 @@ def test_fix_mode_without_resign_leaves_the_request_as_signed_and_says_why(
     mitmdump, mitmdump_binary, standin, stream, tmp_path
 ):
     saved = tmp_path / "flagged.mitm"
-    proxy = mitmdump(
-        "--set",
-        "toolnames_mode=fix",
-        "--set",
-        f"toolnames_save={saved}",
-        *KEEP_HOST,
-        binary=mitmdump_binary,
-        env=NO_AWS,
+    proxy = signing_mitmdump(
+        mitmdump, mitmdump_binary, "--set", f"toolnames_save={saved}", mode="fix"
     )
     assert converse(proxy.url, DOTTED, stream) == "ValidationException"
     (received,) = standin.requests
@@ -129,16 +104,14 @@ def test_fix_mode_with_resign_and_the_clients_credentials_gives_the_app_its_name
     mitmdump, mitmdump_binary, standin, stream, tmp_path
 ):
     saved = tmp_path / "flagged.mitm"
-    proxy = mitmdump(
-        "--set",
-        "toolnames_mode=fix",
-        "--set",
-        "toolnames_resign=true",
+    proxy = signing_mitmdump(
+        mitmdump,
+        mitmdump_binary,
         "--set",
         f"toolnames_save={saved}",
-        *KEEP_HOST,
-        binary=mitmdump_binary,
-        env={**NO_AWS, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET},
+        mode="fix",
+        resign=True,
+        env=aws_env(),
     )
     assert converse(proxy.url, DOTTED, stream) == [DOTTED]
     (received,) = standin.requests
@@ -157,14 +130,8 @@ def test_fix_mode_with_resign_and_the_clients_credentials_gives_the_app_its_name
 def test_fix_mode_with_resign_declines_another_access_key(
     mitmdump, mitmdump_binary, standin, stream
 ):
-    proxy = mitmdump(
-        "--set",
-        "toolnames_mode=fix",
-        "--set",
-        "toolnames_resign=true",
-        *KEEP_HOST,
-        binary=mitmdump_binary,
-        env={**NO_AWS, "AWS_ACCESS_KEY_ID": OTHER_KEY, "AWS_SECRET_ACCESS_KEY": OTHER_SECRET},
+    proxy = signing_mitmdump(
+        mitmdump, mitmdump_binary, mode="fix", resign=True, env=aws_env(OTHER_KEY, OTHER_SECRET)
     )
     assert converse(proxy.url, DOTTED, stream) == "ValidationException"
     (received,) = standin.requests
@@ -175,17 +142,11 @@ def test_fix_mode_with_resign_declines_another_access_key(
     assert OTHER_SECRET not in proxy.log_text() and OTHER_KEY not in line
 
 
-def anthropic_bedrock(url: str) -> str:
+def anthropic_bedrock_error(url: str) -> str:
     """The class of the error the AnthropicBedrock client got (the name breaks Anthropic's
     rule: a 400 once the signature holds, a 403 when it does not)."""
     anthropic = pytest.importorskip("anthropic")
-    client = anthropic.AnthropicBedrock(
-        aws_access_key=KEY,
-        aws_secret_key=SECRET,
-        aws_region="us-east-1",
-        base_url=url,
-        max_retries=0,
-    )
+    client = anthropic_bedrock(url)
     try:
         client.messages.create(
             model="anthropic.claude-3-haiku",
@@ -202,18 +163,10 @@ def anthropic_bedrock(url: str) -> str:
 def test_the_anthropic_bedrock_clients_signature_survives_every_mode(
     mitmdump, mitmdump_binary, standin, mode
 ):
-    proxy = mitmdump(
-        "--set",
-        f"toolnames_mode={mode}",
-        "--set",
-        "toolnames_resign=true",
-        *KEEP_HOST,
-        binary=mitmdump_binary,
-        env=NO_AWS,
-    )
+    proxy = signing_mitmdump(mitmdump, mitmdump_binary, mode=mode, resign=True)
     # Observe passes the request on; fix mode without the client's credentials leaves it as
     # signed: the stand-in's verdict on the name, not a 403. Block mode answers itself.
-    assert anthropic_bedrock(proxy.url) == "BadRequestError"
+    assert anthropic_bedrock_error(proxy.url) == "BadRequestError"
     if mode == "block":
         assert standin.requests == []
         return
@@ -226,9 +179,9 @@ def test_the_anthropic_bedrock_clients_signature_survives_every_mode(
 def test_anticomp_breaks_a_signed_accept_encoding_and_toolnames_says_so_once(
     mitmdump, mitmdump_binary, standin
 ):
-    proxy = mitmdump("--set", "anticomp=true", *KEEP_HOST, binary=mitmdump_binary)
-    assert anthropic_bedrock(proxy.url) == "PermissionDeniedError"
-    assert anthropic_bedrock(proxy.url) == "PermissionDeniedError"
+    proxy = signing_mitmdump(mitmdump, mitmdump_binary, "--set", "anticomp=true")
+    assert anthropic_bedrock_error(proxy.url) == "PermissionDeniedError"
+    assert anthropic_bedrock_error(proxy.url) == "PermissionDeniedError"
     proxy.wait_for_log("anticomp")
     said = [line for line in proxy.log_text().splitlines() if "anticomp option" in line]
     assert len(said) == 1 and "Turn anticomp off for signed clients" in said[0]
@@ -237,17 +190,11 @@ def test_anticomp_breaks_a_signed_accept_encoding_and_toolnames_says_so_once(
 def test_the_anthropic_bedrock_client_is_not_signed_for_with_another_key(
     mitmdump, mitmdump_binary, standin
 ):
-    proxy = mitmdump(
-        "--set",
-        "toolnames_mode=fix",
-        "--set",
-        "toolnames_resign=true",
-        *KEEP_HOST,
-        binary=mitmdump_binary,
-        env={**NO_AWS, "AWS_ACCESS_KEY_ID": OTHER_KEY, "AWS_SECRET_ACCESS_KEY": OTHER_SECRET},
+    proxy = signing_mitmdump(
+        mitmdump, mitmdump_binary, mode="fix", resign=True, env=aws_env(OTHER_KEY, OTHER_SECRET)
     )
     # Left as signed: the provider's own verdict on the name, never a 403.
-    assert anthropic_bedrock(proxy.url) == "BadRequestError"
+    assert anthropic_bedrock_error(proxy.url) == "BadRequestError"
     (received,) = standin.requests
     assert DOTTED.encode() in received["body"]
     proxy.wait_for_log("toolnames error")

@@ -12,6 +12,7 @@ from mitmproxy.test import tutils
 from harness.inprocess import running
 from tests.testkit.sigv4 import KEY
 from tests.testkit.sigv4 import SECRET
+from tests.testkit.sigv4 import Signer
 from tests.testkit.sigv4 import core_signed
 from toolnames_core import Credentials
 from toolnames_core import FlowRecord
@@ -221,7 +222,8 @@ def signed_mcp(message) -> http.HTTPFlow:
     f = mcp_flow(message)
     del f.request.headers["authorization"]
     pairs = [(k.decode(), v.decode()) for k, v in f.request.headers.fields]
-    signed = core_signed(f.request.path, pairs, f.request.raw_content, service="bedrock-agentcore")
+    agentcore = Signer(service="bedrock-agentcore")
+    signed = core_signed(f.request.path, pairs, f.request.raw_content, agentcore)
     f.request.headers = http.Headers([(k.encode(), v.encode()) for k, v in signed])
     return f
 

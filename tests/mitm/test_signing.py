@@ -20,6 +20,7 @@ from tests.testkit.sigv4 import KEY
 from tests.testkit.sigv4 import OTHER_KEY
 from tests.testkit.sigv4 import OTHER_SECRET
 from tests.testkit.sigv4 import SECRET
+from tests.testkit.sigv4 import Signer
 from tests.testkit.sigv4 import signed_converse
 from toolnames_core import Credentials
 from toolnames_core import read_signature
@@ -47,7 +48,7 @@ def signed_flow(
     extra=(),
 ) -> http.HTTPFlow:
     content = json.dumps(body).encode()
-    path, headers = signed_converse(content, key=key, secret=secret, token=token, extra=extra)
+    path, headers = signed_converse(content, Signer(key, secret, token), extra)
     f = tflow.tflow(
         req=tutils.treq(
             method=b"POST", scheme=b"https", host=BEDROCK_HOST, port=443, path=path.encode()

@@ -19,6 +19,7 @@ from tests.testkit.sigv4 import KEY
 from tests.testkit.sigv4 import OTHER_KEY
 from tests.testkit.sigv4 import OTHER_SECRET
 from tests.testkit.sigv4 import SECRET
+from tests.testkit.sigv4 import Signer
 from tests.testkit.sigv4 import botocore_signed
 
 pytest.importorskip("botocore")
@@ -32,9 +33,8 @@ def signed(provider, body: bytes, *, key=KEY, secret=SECRET, path=BEDROCK, extra
         f"http://{host}{path}",
         headers,
         body,
-        key=key,
-        secret=secret,
-        when=when or datetime.datetime.now(datetime.UTC),
+        Signer(key, secret),
+        when or datetime.datetime.now(datetime.UTC),
     )
     return dict(request.headers.items())
 
