@@ -9,7 +9,7 @@ from standin.anthropic_messages import AnthropicMessages
 from standin.shared import as_dict
 from standin.shared import as_list
 
-__all__ = ["AnthropicBatches"]
+__all__ = ["AnthropicBatches", "batch_in_progress"]
 
 
 class AnthropicBatches(AnthropicMessages):
@@ -41,22 +41,27 @@ class AnthropicBatches(AnthropicMessages):
         return super().decide({}, path, raw, "")  # the batch is answered later, if ever
 
     def render(self, turn, body, done: bool = True):
-        count = len(as_list(body.get("requests")))
-        return {
-            "id": f"msgbatch_{turn.uid}",
-            "type": "message_batch",
-            "processing_status": "in_progress",
-            "request_counts": {
-                "processing": count,
-                "succeeded": 0,
-                "errored": 0,
-                "canceled": 0,
-                "expired": 0,
-            },
-            "ended_at": None,
-            "created_at": "2026-01-01T00:00:00Z",
-            "expires_at": "2026-01-02T00:00:00Z",
-            "archived_at": None,
-            "cancel_initiated_at": None,
-            "results_url": None,
-        }
+        return batch_in_progress(f"msgbatch_{turn.uid}", len(as_list(body.get("requests"))))
+
+
+def batch_in_progress(batch_id: str, count: int) -> dict:
+    """The batch object a create call answers: `count` requests processing, none done. The
+    SDK fixtures' capture server (tests/fixtures/capture_sdk_bodies.py) answers it too."""
+    return {
+        "id": batch_id,
+        "type": "message_batch",
+        "processing_status": "in_progress",
+        "request_counts": {
+            "processing": count,
+            "succeeded": 0,
+            "errored": 0,
+            "canceled": 0,
+            "expired": 0,
+        },
+        "ended_at": None,
+        "created_at": "2026-01-01T00:00:00Z",
+        "expires_at": "2026-01-02T00:00:00Z",
+        "archived_at": None,
+        "cancel_initiated_at": None,
+        "results_url": None,
+    }
