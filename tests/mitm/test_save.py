@@ -179,6 +179,16 @@ def test_requests_responses_and_trailers_lose_every_credential_and_keep_the_rest
     assert f.request.trailers["x-goog-api-key"] == "secret"
 
 
+def sending(content: bytes, headers: dict[str, str] | None = None) -> http.HTTPFlow:
+    """An answered flow whose request sends `content`, its headers set first (a
+    Content-Encoding among them encodes it)."""
+    f = tflow.tflow(resp=True)
+    for name, value in (headers or {}).items():
+        f.request.headers[name] = value
+    f.request.content = content
+    return f
+
+
 # Bodies that carry credentials by key, each with its public documentation.
 RESPONSES_MCP = (
     # https://platform.openai.com/docs/guides/tools-connectors-mcp: a remote MCP server's
@@ -198,8 +208,7 @@ ANTHROPIC_MCP = (
 
 @pytest.mark.parametrize("body", [RESPONSES_MCP, ANTHROPIC_MCP], ids=["responses", "anthropic"])
 def test_credentials_in_a_body_are_redacted_and_every_other_byte_kept(body):
-    f = tflow.tflow(resp=True)
-    f.request.content = body
+    f = sending(body)
     copy = save.redacted_copy(f)
     saved = copy.request.content
     assert b"SECRET" not in saved
@@ -220,9 +229,7 @@ def test_numbers_under_credential_words_are_kept():
 
 
 def test_a_compressed_body_is_redacted_and_stays_compressed():
-    f = tflow.tflow(resp=True)
-    f.request.headers["content-encoding"] = "gzip"
-    f.request.content = ANTHROPIC_MCP  # encoded with gzip
+    f = sending(ANTHROPIC_MCP, {"content-encoding": "gzip"})  # encoded with gzip
     copy = save.redacted_copy(f)
     assert copy.request.headers["content-encoding"] == "gzip"
     assert b"SECRET" not in copy.request.content
@@ -230,8 +237,7 @@ def test_a_compressed_body_is_redacted_and_stays_compressed():
 
 
 def test_a_repeated_credential_key_loses_every_value():
-    f = tflow.tflow(resp=True)
-    f.request.content = b'{"tools": [], "api_key": "SECRET1", "api_key": "SECRET2"}'
+    f = sending(b'{"tools": [], "api_key": "SECRET1", "api_key": "SECRET2"}')
     saved = save.redacted_copy(f).request.content
     assert b"SECRET" not in saved
     assert json.loads(saved) == {"tools": [], "api_key": save.REDACTED}
@@ -243,15 +249,13 @@ def test_a_repeated_credential_key_loses_every_value():
     ids=["text", "broken", "empty", "not UTF-8"],
 )
 def test_a_body_that_is_not_json_is_saved_as_it_came(body):
-    f = tflow.tflow(resp=True)
-    f.request.content = body
+    f = sending(body)
     assert save.redacted_copy(f).request.content == body
 
 
 def test_a_body_too_deep_to_walk_is_not_saved():
-    f = tflow.tflow(resp=True)
     deep = b'{"a":' * 50_000 + b'{"token":"SECRET"}' + b"}" * 50_000
-    f.request.content = deep
+    f = sending(deep)
     saved = save.redacted_copy(f).request.content
     assert b"SECRET" not in saved
 
@@ -432,8 +436,7 @@ URL_KEYS = (
 
 
 def test_credentials_in_urls_inside_a_body_are_redacted_and_every_other_byte_kept():
-    f = tflow.tflow(resp=True)
-    f.request.content = URL_KEYS
+    f = sending(URL_KEYS)
     saved = save.redacted_copy(f).request.content
     assert b"SECRET" not in saved
     expected = URL_KEYS
@@ -513,9 +516,7 @@ def test_a_form_encoded_body_loses_its_credentials():
         b"grant_type=refresh_token&refresh_token=SECRET1&client_id=app&client_secret=SECRET2"
         b"&callback=https%3A%2F%2Fme%3ASECRET3%40hooks.example%2Fcb&note=a+b"
     )
-    f = tflow.tflow(resp=True)
-    f.request.headers["content-type"] = "application/x-www-form-urlencoded"
-    f.request.content = body
+    f = sending(body, {"content-type": "application/x-www-form-urlencoded"})
     saved = save.redacted_copy(f).request.content
     assert b"SECRET" not in saved
     assert saved.startswith(b"grant_type=refresh_token&refresh_token=REDACTED-by-toolnames&")
@@ -555,9 +556,7 @@ def test_a_multipart_form_loses_its_credential_fields_and_keeps_its_file():
         b'{"url": "https://mcp.example/?key=SECRET2"}\r\n'
         b"--b0undary--\r\n"
     )
-    f = tflow.tflow(resp=True)
-    f.request.headers["content-type"] = "multipart/form-data; boundary=b0undary"
-    f.request.content = body
+    f = sending(body, {"content-type": "multipart/form-data; boundary=b0undary"})
     saved = save.redacted_copy(f).request.content
     assert b"SECRET" not in saved
     assert saved == body.replace(b"SECRET1", save.REDACTED.encode()).replace(
