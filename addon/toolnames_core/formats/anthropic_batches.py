@@ -23,7 +23,6 @@ from typing import TypedDict
 from toolnames_core.findings import malformed
 from toolnames_core.formats import anthropic_messages
 from toolnames_core.formats.base import Shapes
-from toolnames_core.formats.base import WireFormat
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
 from toolnames_core.model import RequestView
@@ -87,7 +86,7 @@ def read_request(body: dict) -> RequestView:
 
 # What read_request reads, for the fast reader (formats/base.py Shapes): each request's
 # params as the Messages adapter reads it; the answer and events name no tool.
-_Params = anthropic_messages.SHAPES.request
+_Params = anthropic_messages.FORMAT.shapes.request
 
 
 class _Request(TypedDict, total=False):
@@ -104,18 +103,21 @@ class _Answer(TypedDict, total=False):
 
 SHAPES = Shapes(_Batch, _Answer, _Answer)
 
-FORMAT = WireFormat(
+# Messages' record (its rule, choice keys and block answer) but for where it is, how a batch
+# is read, and what its answer holds: a batch object, which names no tool and never streams.
+FORMAT = dataclasses.replace(
+    anthropic_messages.FORMAT,
     api=API,
     title="Anthropic Message Batches",
     path=re.compile(r"/v1/messages/batches\Z"),
     example_paths=("/v1/messages/batches", "/v1/messages/batches?beta=true"),
     path_text=".../v1/messages/batches",
-    rule="anthropic",
     read_request=read_request,
     offer_keys=("requests",),
     # The batch object names no tool: nothing to read or give back in it.
     read_calls=lambda body: [],
+    stream_collector=None,
+    framing=None,
     shapes=SHAPES,
-    block_response=anthropic_messages.block_response,
     validates_later=True,
 )

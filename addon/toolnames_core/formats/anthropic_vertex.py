@@ -15,11 +15,10 @@ and Google's models (``publishers/google/…:generateContent``) are the Gemini f
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from toolnames_core.formats import anthropic_messages
-from toolnames_core.formats.base import WireFormat
-from toolnames_core.framings import SSE
 from toolnames_core.model import RequestView
 
 __all__ = ["API", "FORMAT", "read_request"]
@@ -34,7 +33,10 @@ def read_request(body: dict) -> RequestView:
     return view
 
 
-FORMAT = WireFormat(
+# Messages' record but for where it is and what decides its rule: its reading, answers, SSE
+# and errors are Anthropic's, so a change to how Messages is read reaches this door too.
+FORMAT = dataclasses.replace(
+    anthropic_messages.FORMAT,
     api=API,
     title="Anthropic on Vertex AI rawPredict",
     path=re.compile(r"/publishers/anthropic/models/[^/]+:(?:rawPredict|streamRawPredict)\Z"),
@@ -45,18 +47,11 @@ FORMAT = WireFormat(
         "/v1/projects/my-project/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict",
     ),
     path_text=".../publishers/anthropic/models/...:rawPredict",
-    rule="anthropic",
     # The host is Google's (*aiplatform.googleapis.com, the Gemini rule in the host table),
     # the model service Anthropic's: the format decides.
     host_decides=False,
     read_request=read_request,
-    offer_keys=("tools",),
-    read_calls=anthropic_messages.read_calls,
-    stream_collector=anthropic_messages.StreamCollector,
-    framing=SSE,
-    shapes=anthropic_messages.SHAPES,
-    # The Messages validator's own error reaches the client (a 400 in Anthropic's shape,
-    # docs/providers.md §5a); AnthropicVertex raises BadRequestError for it, as it does for
-    # Google's platform envelope.
-    block_response=anthropic_messages.block_response,
+    # The block answer stays Messages': the Messages validator's own error reaches the client
+    # (a 400 in Anthropic's shape, docs/providers.md §5a); AnthropicVertex raises
+    # BadRequestError for it, as it does for Google's platform envelope.
 )

@@ -21,13 +21,12 @@ reads it, its answers and its stream events; what differs is around them:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 from toolnames_core.formats import anthropic_messages
 from toolnames_core.formats import bedrock_converse
-from toolnames_core.formats.base import Shapes
-from toolnames_core.formats.base import WireFormat
 from toolnames_core.framings import AWS_EVENT_STREAM_BASE64
 from toolnames_core.model import RequestView
 
@@ -45,16 +44,19 @@ def read_request(body: dict) -> RequestView:
     return view
 
 
-class _Request(anthropic_messages.SHAPES.request, total=False):
+class _Request(anthropic_messages.FORMAT.shapes.request, total=False):
     """What the Anthropic adapter reads, and the key that says the body is Anthropic's."""
 
     anthropic_version: Any
 
 
 # For the fast reader (formats/base.py Shapes): Anthropic's, with anthropic_version.
-SHAPES = Shapes(_Request, anthropic_messages.SHAPES.response, anthropic_messages.SHAPES.event)
+SHAPES = anthropic_messages.FORMAT.shapes._replace(request=_Request)
 
-FORMAT = WireFormat(
+# Messages' record but for where it is, what decides its rule, its framing and its errors: a
+# change to how Messages is read reaches this door too.
+FORMAT = dataclasses.replace(
+    anthropic_messages.FORMAT,
     api=API,
     title="Claude on AWS Bedrock (InvokeModel)",
     path=re.compile(
@@ -73,12 +75,8 @@ FORMAT = WireFormat(
         "/bedrock/model/anthropic.claude-3-5-haiku-20241022-v1:0/invoke",
     ),
     path_text=".../model/<id>/invoke",
-    rule="anthropic",
     host_decides=False,
     read_request=read_request,
-    offer_keys=("tools",),
-    read_calls=anthropic_messages.read_calls,
-    stream_collector=anthropic_messages.StreamCollector,
     framing=AWS_EVENT_STREAM_BASE64,
     shapes=SHAPES,
     block_response=bedrock_converse.block_response,
