@@ -8,9 +8,11 @@ import re
 from toolnames_core import codes
 from toolnames_core.findings import type_name
 from toolnames_core.formats import WireFormat
+from toolnames_core.formats.base import Carried
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.model import format_path
 from toolnames_core.readers import DEFAULT
 from toolnames_core.readers import Reader
 from toolnames_core.streams import StreamTap
@@ -18,6 +20,7 @@ from toolnames_core.streams import is_stream
 
 __all__ = [
     "TOOL_KEY_START",
+    "carried_body",
     "has_tool_keys",
     "nothing_to_check",
     "parse_object",
@@ -60,23 +63,63 @@ def unchecked_calls(why: str) -> Finding:
 
 
 def parse_object(
-    content: bytes, reader: Reader = DEFAULT, shape: object = None
+    content: bytes, reader: Reader = DEFAULT, shape: object = None, what: str = "the body"
 ) -> tuple[dict | None, Finding | None]:
     """The body as the object its adapter reads (``shape``: what the fast reader decodes),
-    or the finding that says why it cannot be read."""
+    or the finding that says why it cannot be read (``what``: the body, as it says it)."""
     try:
         body = reader.body(content, shape)
     except RecursionError:
         return None, unreadable("the JSON is nested too deeply to read")
     except ValueError as e:  # JSONDecodeError and UnicodeDecodeError alike
-        return None, unreadable(f"the body is not JSON ({e})")
+        return None, unreadable(f"{what} is not JSON ({e})")
     if not isinstance(body, dict):
-        return None, unreadable(f"the body is {type_name(body)}, not a JSON object")
+        return None, unreadable(f"{what} is {type_name(body)}, not a JSON object")
     return body, None
 
 
-def nothing_to_check(content: bytes) -> bool:
-    """A JSON object without any tool key: no finding is possible, so it is never parsed."""
+_ABSENT = object()
+
+
+def _member(body: dict, where: tuple) -> object:
+    value: object = body
+    for key in where:
+        if not isinstance(value, dict):
+            return _ABSENT
+        value = value.get(key, _ABSENT)
+    return value
+
+
+def carried_body(
+    content: bytes, carried: Carried, reader: Reader = DEFAULT
+) -> tuple[bytes | None, Finding | None]:
+    """The bytes of the body ``content`` carries (formats/base.py ``Carried``); (None, None)
+    when it carries none, and (None, the finding that says why) when it cannot be read: a
+    string that is not in its encoding, or tools under a member toolnames does not read."""
+    body, problem = parse_object(content, reader, carried.shape)
+    if body is None:
+        return None, problem
+    value = _member(body, carried.where)
+    path = format_path(carried.where)
+    if value is _ABSENT or value is None:
+        for where, why in carried.unread.items():
+            if _member(body, where) not in (_ABSENT, None, {}, []):
+                return None, unreadable(f"{format_path(where)} {why}")
+        return None, None
+    if not isinstance(value, str):
+        return None, unreadable(f"{path} is {type_name(value)}, not a {carried.encoding} string")
+    try:
+        return carried.decode(value), None
+    except ValueError as e:  # binascii.Error is one
+        return None, unreadable(f"{path} is not {carried.encoding} ({e}), so its tools are unknown")
+
+
+def nothing_to_check(content: bytes, fmt: WireFormat | None = None) -> bool:
+    """A JSON object without any tool key: no finding is possible, so it is never parsed.
+    A body of a format whose body is carried encoded (``fmt.carried``) hides its keys from
+    the scan: it is always read."""
+    if fmt is not None and fmt.carried is not None:
+        return False
     return OBJECT_START.match(content) is not None and not _has_tool_key(content)
 
 
@@ -113,6 +156,15 @@ def read_request(
 ) -> tuple[RequestView | None, Finding | None]:
     """What a request body of format ``fmt`` offers; (None, None) for a body without tools.
     ``scanned``: the caller knows the body holds a tool key."""
+    carried = fmt.carried
+    what = "the body"
+    if carried is not None:
+        # The body the format reads is inside the body sent, whose own keys say nothing.
+        content, problem = carried_body(content, carried, reader)
+        if content is None:
+            return None, problem
+        what = f"the body carried at {format_path(carried.where)}, decoded from {carried.encoding},"
+        scanned = False
     if not scanned and nothing_to_check(content):
         return None, None
     # The one place toolnames touches the garbage collector, measured (scripts/bench (b)):
@@ -127,10 +179,13 @@ def read_request(
         gc.disable()
     try:
         shapes = fmt.shapes
-        body, problem = parse_object(content, reader, shapes and shapes.request)
+        body, problem = parse_object(content, reader, shapes and shapes.request, what)
         if body is None:
             return None, problem
-        return fmt.read_request(body), None
+        view = fmt.read_request(body)
+        if carried is not None:
+            view.move_under(carried.where)
+        return view, None
     except RecursionError:
         # json.loads took it, but on Python 3.11 json.dumps of a nested value (for a
         # message), called a few frames deeper, can still hit the recursion limit.

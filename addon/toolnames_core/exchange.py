@@ -216,7 +216,12 @@ class Exchange:
         if any(f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings):
             choices = fixes_.plan_fixes(view)
         done = fixes_.rewrite(
-            view, self.rule, content, "was left as sent: the body is not UTF-8", choices
+            view,
+            self.rule,
+            content,
+            "was left as sent: the body is not UTF-8",
+            choices,
+            carried=self.format.carried,
         )
         self.fix_skipped = done.skipped + self._namespaced_left(view)
         self._note_skipped()

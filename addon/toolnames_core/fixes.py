@@ -3,6 +3,7 @@ and the one rewrite step an exchange's body and a session's message go through."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -10,6 +11,7 @@ from typing import NamedTuple
 
 from toolnames_core import jsonsplice
 from toolnames_core.aliases import plan_aliases
+from toolnames_core.formats.base import Carried
 from toolnames_core.model import Fix
 from toolnames_core.model import JsonPath
 from toolnames_core.model import RequestView
@@ -55,9 +57,19 @@ def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> F
     return plan
 
 
-def apply_fixes(text: str, fixes: list[Fix]) -> str:
-    # Each fix's old value is the string its plan read at its place (jsonsplice.py).
-    return jsonsplice.replace_strings(text, {fix.where: (fix.old, fix.new) for fix in fixes})
+def apply_fixes(text: str, fixes: list[Fix], carried: Carried | None = None) -> str:
+    """``text`` with each fix's new value at its place; ``carried``: the places are inside
+    the body the text carries encoded in a string (formats/base.py), which is decoded,
+    changed and encoded again, and the string replaced, every other byte kept."""
+    if carried is None:
+        # Each fix's old value is the string its plan read at its place (jsonsplice.py).
+        return jsonsplice.replace_strings(text, {fix.where: (fix.old, fix.new) for fix in fixes})
+    n = len(carried.where)
+    start, end = jsonsplice.value_span(text, carried.where)
+    inner = carried.decode(json.loads(text[start:end])).decode("utf-8")
+    inner = jsonsplice.replace_strings(inner, {f.where[n:]: (f.old, f.new) for f in fixes})
+    new = carried.encode(inner.encode("utf-8"))
+    return text[:start] + json.dumps(new) + text[end:]
 
 
 class Rewritten(NamedTuple):
@@ -76,11 +88,13 @@ def rewrite(
     not_utf8: str,
     choices: FixPlan | None = None,
     splices: Callable[[JsonPath], bool] = lambda where: True,
+    carried: Carried | None = None,
 ) -> Rewritten:
     """The planned fixes of ``content`` (``choices``, then an alias for every name ``rule``
     rejects elsewhere), spliced into its text. ``splices``: whether a planned place is in
     this content (a session plans with tools declared earlier, and splices none of them);
-    ``not_utf8``: why every fix was left, when the content is not UTF-8."""
+    ``not_utf8``: why every fix was left, when the content is not UTF-8; ``carried``: the
+    places are inside the body ``content`` carries encoded (``apply_fixes``)."""
     choices = choices or FixPlan()
     renames = plan_aliases(view, rule, {f.where for f in choices.fixes})
     skipped = choices.skipped + renames.skipped
@@ -88,8 +102,8 @@ def rewrite(
     if not planned:
         return Rewritten([], None, skipped, {})
     try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
+        text = apply_fixes(content.decode("utf-8"), planned, carried)
+    except UnicodeDecodeError:  # the body, or the body it carries
         skipped += [SkippedFix(f.path, f.old, not_utf8) for f in planned]
         return Rewritten([], None, skipped, {})
-    return Rewritten(planned, apply_fixes(text, planned).encode("utf-8"), skipped, renames.aliases)
+    return Rewritten(planned, text.encode("utf-8"), skipped, renames.aliases)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -98,6 +99,14 @@ class Finding:
     # For a WebSocket session: the index of the message it concerns in the flow's messages.
     message_index: int | None = None
 
+    def moved_under(self, prefix: JsonPath) -> Finding:
+        """The finding of a body that sits at ``prefix`` in the body sent, pathed from the
+        top: its path and, where its message names that path, the message too."""
+        top = format_path(prefix)
+        path = f"{top}.{self.path}" if self.path else top
+        message = self.message.replace(self.path, path, 1) if self.path else self.message
+        return dataclasses.replace(self, path=path, message=message)
+
     def to_dict(self) -> dict:
         d = {
             "code": self.code,
@@ -164,6 +173,20 @@ class RequestView:
     # Requests a batch carries, each checked alone (tools, choices and history are every
     # part's too, pathed inside the batch, so that fix mode renames them all).
     parts: list[RequestView] = field(default_factory=list)
+
+    def move_under(self, prefix: JsonPath) -> None:
+        """Path what the view holds from ``prefix``: the view of a body that sits there in the
+        body sent (a batch's params, a carried body). A view with parts is not moved: its
+        parts share their names with it."""
+        for ref in (*self.tools, *self.history):
+            ref.where = (*prefix, *ref.where)
+        choices = []
+        for choice in self.choices:
+            for ref in choice.names:
+                ref.where = (*prefix, *ref.where)
+            choices.append(dataclasses.replace(choice, where=(*prefix, *choice.where)))
+        self.choices = choices
+        self.problems = [problem.moved_under(prefix) for problem in self.problems]
 
     @property
     def offered_names(self) -> set[str]:

@@ -267,12 +267,26 @@ def _places(view: RequestView | None) -> list[_Place]:
 class _Reader:
     """Ties a provider's paths and names to the request it answered."""
 
-    def __init__(self, aws: bool, view: RequestView | None, sent: dict[JsonPath, str]) -> None:
+    def __init__(
+        self,
+        aws: bool,
+        view: RequestView | None,
+        sent: dict[JsonPath, str],
+        inside: JsonPath = (),
+    ) -> None:
         # AWS validation errors: one-based paths, no value quoted (WireFormat.aws_verdicts).
         self.aws = aws
         self.view = view
         self.places = _places(view)
         self.sent = sent
+        # Where the body the provider validated sits in the body sent (a carried body,
+        # formats/base.py): the provider's paths start there.
+        self.inside = inside
+
+    def local(self, where: JsonPath) -> JsonPath:
+        """``where`` as the provider counts it: from the body it validated."""
+        n = len(self.inside)
+        return where[n:] if n and where[:n] == self.inside else where
 
     def name(self, ref: NameRef) -> str:
         # Fix mode sent an alias in place of the app's name: the provider judged the alias.
@@ -288,7 +302,7 @@ class _Reader:
             candidates = [_one_based(segments), segments]
         for candidate in candidates:
             for place in self.places:
-                if _matches(candidate, place.ref.where):
+                if _matches(candidate, self.local(place.ref.where)):
                     name = self.name(place.ref)
                     if value is not None and value != name:
                         continue  # the provider quoted another value: not this place
@@ -296,7 +310,7 @@ class _Reader:
                         continue  # AWS names no value: the constraint must fit the name
                     return Rejection(place.ref.path, name, text, True, place.place)
         for choice in self.view.choices if self.view else ():
-            if _matches(segments, choice.where):
+            if _matches(segments, self.local(choice.where)):
                 return Rejection(choice.path, None, text, True, "choice")
         if _about_names(segments):
             return Rejection(path, None, text, False)  # a name toolnames did not read
@@ -391,7 +405,8 @@ def read_rejections(
     """
     if status not in REJECTING_STATUSES or not content:
         return []
-    reader = _Reader(fmt.aws_verdicts, view, sent or {})
+    inside = fmt.carried.where if fmt.carried is not None else ()
+    reader = _Reader(fmt.aws_verdicts, view, sent or {}, inside)
     found: list[Rejection] = []
     for message in provider_messages(content):
         if message.text.startswith(OWN_PREFIX):

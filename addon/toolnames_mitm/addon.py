@@ -281,7 +281,7 @@ class ToolNames:
         """The flow's exchange, its request checked now or, in observe mode, deferred."""
         exchange = flows.exchange_for(seen, self.overrides, self.reader)
         tracked = self.tracked[flow] = Tracked(exchange=exchange)
-        if not seen.problem and nothing_to_check(seen.content):
+        if not seen.problem and nothing_to_check(seen.content, seen.format):
             exchange.request_without_tools()  # most requests: settled by a scan, never parsed
             return tracked
         if self.mode == "observe" and seen.mutable:

@@ -15,11 +15,12 @@ from standin.anthropic_messages import AnthropicMessages
 from standin.bedrock_converse import encode_event_message
 from standin.shared import ProviderError
 
-__all__ = ["INVOKE_PATH", "BedrockInvoke", "chunk_message"]
+__all__ = ["COUNT_PATH", "INVOKE_PATH", "BedrockCountTokens", "BedrockInvoke", "chunk_message"]
 
 # Decoded first: the anthropic SDKs keep ':' in the model id, boto3 escapes it, and an
 # inference-profile ARN holds a '/' (escaped or not), so the id is matched greedily.
 INVOKE_PATH = re.compile(r"/model/(.+)/invoke(-with-response-stream)?$")
+COUNT_PATH = re.compile(r"/model/(.+)/count-tokens$")
 # Bedrock pads each chunk's payload with a "p" of varying length (the anthropic Java SDK's
 # BedrockBackend.kt shows {"bytes": "eyJ0eXBlIjoi...ZXJlIn19", "p": "abcdefghijkl"}).
 _PADDING = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -95,3 +96,58 @@ class BedrockInvoke(AnthropicMessages):
             },
         }
         return [chunk_message(event, n) for n, event in enumerate(out)]
+
+
+class BedrockCountTokens(BedrockInvoke):
+    """POST /model/{modelId}/count-tokens
+    (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokensInput.html):
+    ``input`` is a union of ``invokeModel`` (``body``, "Base64-encoded binary data", the
+    InvokeModel body, which is validated as InvokeModel validates it) and ``converse``;
+    answered ``{"inputTokens": n}``."""
+
+    def mode_for(self, path):
+        match = COUNT_PATH.search(unquote(path))
+        if match is None or "anthropic." not in match.group(1) and "arn:" not in match.group(1):
+            return None
+        return "json"
+
+    def model(self, body, path):
+        match = COUNT_PATH.search(unquote(path))
+        return match.group(1) if match else "standin-model"
+
+    def carried(self, body) -> dict:
+        """The InvokeModel body the request counts, decoded; a ValidationException as
+        Bedrock's for what is not one."""
+        given = body.get("input")
+        if not isinstance(given, dict) or len(given) != 1:
+            # CountTokensInput "is a UNION, so only one of the following members can be
+            # specified" (AWS's API reference); the wording is modeled on AWS's others.
+            raise self.error(
+                "[standin-modeled] 1 validation error detected: Value at 'input' failed to "
+                "satisfy constraint: Member must have exactly one member set"
+            )
+        if "converse" in given:
+            raise self.error("[standin-invented] the stand-in counts only the invokeModel form")
+        carried = given.get("invokeModel")
+        text = carried.get("body") if isinstance(carried, dict) else None
+        if not isinstance(text, str):
+            raise self.error(
+                "[standin-modeled] 1 validation error detected: Value null at "
+                "'input.invokeModel.body' failed to satisfy constraint: Member must not be null"
+            )
+        try:
+            decoded = json.loads(base64.b64decode(text, validate=True))
+        except ValueError:  # binascii.Error, JSONDecodeError and UnicodeDecodeError alike
+            raise self.not_json() from None
+        if not isinstance(decoded, dict):
+            raise self.not_json()
+        return decoded
+
+    def validate(self, body, name_max_length=None):
+        super().validate(self.carried(body), name_max_length)
+
+    def decide(self, body, path, raw, call_header):
+        return super().decide(self.carried(body), path, raw, "")  # counting calls no tool
+
+    def render(self, turn, body, done: bool = True):
+        return {"inputTokens": turn.input_tokens}

@@ -2,8 +2,8 @@
 
 One module per format, named like the addon's adapters (toolnames_core/formats/):
 openai_chat, openai_responses, anthropic_messages, anthropic_vertex (with token counting),
-anthropic_batches, gemini, bedrock_converse, bedrock_invoke, cohere_chat; what they share
-is in shared.py. The HTTP side is server.py.
+anthropic_batches, gemini, bedrock_converse, bedrock_invoke (with token counting), cohere_chat; what
+they share is in shared.py. The HTTP side is server.py.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from standin.anthropic_vertex import AnthropicCountTokens
 from standin.anthropic_vertex import AnthropicVertex
 from standin.anthropic_vertex import VertexCountTokens
 from standin.bedrock_converse import BedrockConverse
+from standin.bedrock_invoke import BedrockCountTokens
 from standin.bedrock_invoke import BedrockInvoke
 from standin.cohere_chat import CohereChat
 from standin.gemini import Gemini
@@ -37,6 +38,7 @@ FORMATS: tuple[StandinFormat, ...] = (
     BedrockConverse(),
     BedrockInvoke(),
     CohereChat(),
+    BedrockCountTokens(),
 )
 
 

@@ -154,3 +154,108 @@ def test_a_sigv4_signed_client_is_renamed_only_with_resign(
     called, text = two_turns(bedrock(resigning.url, signed=True), stream)
     assert (called, text) == ([CULPRIT], "done")
     assert SECRET not in resigning.log_text()
+
+
+# -- token counting: boto3's count_tokens, its InvokeModel body in base64, SigV4-signed -------
+
+
+def count_tokens(url: str, names: tuple[str, ...] = ("get_weather", CULPRIT)) -> int | str:
+    """The input tokens boto3's count_tokens got, or the error code it raised. The body is
+    InvokeModel's, which boto3 sends in base64 at input.invokeModel.body."""
+    import json
+
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id=KEY,
+        aws_secret_access_key=SECRET,
+        config=Config(retries={"max_attempts": 1}),
+    )
+    body = {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 100,
+        "messages": ASK,
+        "tools": [{"name": n, "input_schema": SCHEMA} for n in names],
+    }
+    try:
+        answer = client.count_tokens(
+            modelId="anthropic.claude-sonnet-4-5-20250929-v1:0",
+            input={"invokeModel": {"body": json.dumps(body)}},
+        )
+    except ClientError as e:
+        return e.response["Error"]["Code"]
+    return answer["inputTokens"]
+
+
+def counted_body(received: dict) -> bytes:
+    import base64
+    import json
+
+    return base64.b64decode(json.loads(received["body"])["input"]["invokeModel"]["body"])
+
+
+def test_count_tokens_observe_names_the_culprit_inside_the_base64(
+    mitmdump, mitmdump_binary, standin, tmp_path
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump("--set", f"toolnames_save={saved}", *KEEP_HOST, binary=mitmdump_binary)
+    assert count_tokens(proxy.url) == "ValidationException"  # the provider's, not a 403
+    (received,) = standin.requests
+    assert CULPRIT.encode() in counted_body(received)
+    proxy.wait_for_log("toolnames error")
+    (line,) = annotations(proxy.log_text())
+    assert "name-invalid-chars" in line and "input.invokeModel.body.tools[1].name" in line
+    (record,) = record_of(saved)
+    assert record["api"] == "bedrock-count-tokens" and record["rule"] == "anthropic"
+    assert record["rejected"]  # Bedrock's verdict, tied to the name inside the base64
+
+
+def test_count_tokens_fix_mode_leaves_a_signed_request_as_signed_without_resign(
+    mitmdump, mitmdump_binary, standin
+):
+    proxy = mitmdump("--set", "toolnames_mode=fix", *KEEP_HOST, binary=mitmdump_binary, env=NO_AWS)
+    assert count_tokens(proxy.url) == "ValidationException"
+    (received,) = standin.requests
+    assert CULPRIT.encode() in counted_body(received)
+    proxy.wait_for_log("toolnames error")
+    assert "not fixed: the request is signed with AWS SigV4" in proxy.log_text()
+
+
+def test_count_tokens_fix_mode_renames_inside_the_base64_and_signs_again_with_resign(
+    mitmdump, mitmdump_binary, standin, tmp_path
+):
+    saved = tmp_path / "flagged.mitm"
+    proxy = mitmdump(
+        "--set",
+        "toolnames_mode=fix",
+        "--set",
+        "toolnames_resign=true",
+        "--set",
+        f"toolnames_save={saved}",
+        *KEEP_HOST,
+        binary=mitmdump_binary,
+        env={**NO_AWS, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET},
+    )
+    assert isinstance(count_tokens(proxy.url), int)
+    (received,) = standin.requests
+    inner = counted_body(received)
+    assert CULPRIT.encode() not in inner and b"get_weather" in inner
+    proxy.wait_for_log("toolnames fixed")
+    (record,) = record_of(saved)
+    assert record["action"] == "fixed"
+    assert [f["path"] for f in record["fixes"]] == ["input.invokeModel.body.tools[1].name"]
+    assert SECRET not in proxy.log_text()
+
+
+def test_count_tokens_block_mode_answers_with_bedrocks_validation_error(
+    mitmdump, mitmdump_binary, standin
+):
+    proxy = mitmdump("--set", "toolnames_mode=block", *KEEP_HOST, binary=mitmdump_binary)
+    assert count_tokens(proxy.url) == "ValidationException"
+    assert standin.requests == []
+    assert count_tokens(proxy.url, ("get_weather",)) > 0  # a clean one goes through

@@ -18,6 +18,7 @@ from tests.standin.wire import post
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 INVOKE = f"/model/{MODEL}/invoke"
 STREAM = f"/model/{MODEL}/invoke-with-response-stream"
+COUNT = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens"
 
 
 def invoke_request(names=("lookup",), **extra) -> dict:
@@ -91,6 +92,69 @@ def test_a_stream_is_base64_chunks_with_valid_crcs_and_no_ping(provider):
     assert "amazon-bedrock-invocationMetrics" in events[-1]
     starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
     assert [(b["type"], b["name"]) for b in starts] == [("tool_use", "lookup")]
+
+
+def counted(body: dict | bytes) -> dict:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return {"input": {"invokeModel": {"body": base64.b64encode(raw).decode()}}}
+
+
+def test_count_tokens_validates_the_base64_body_as_invoke_does(provider):
+    status, _, content = post(provider, COUNT, counted(invoke_request()))
+    assert status == 200 and json.loads(content)["inputTokens"] > 0
+    assert_rejected_like_the_provider(
+        provider,
+        COUNT,
+        counted(invoke_request(("lookup", "mcp__github__create.issue"))),
+        {"message": "tools.1.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"},
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"input": {"invokeModel": {"body": "not base64!"}}},
+        counted(b"[1]"),
+        counted(b"not json"),
+    ],
+    ids=["not-base64", "not-an-object", "not-json"],
+)
+def test_count_tokens_rejects_a_body_that_is_no_invoke_body(provider, body):
+    assert_rejected_like_the_provider(
+        provider,
+        COUNT,
+        body,
+        {
+            "message": "[standin-modeled] Malformed input request, please reformat your input "
+            "and try again."
+        },
+    )
+
+
+def test_count_tokens_takes_exactly_one_input_form(provider):
+    both = {"input": {**counted(invoke_request())["input"], "converse": {"messages": []}}}
+    status, headers, content = post(provider, COUNT, both)
+    assert status == 400 and headers["x-amzn-errortype"] == "ValidationException"
+    assert "exactly one member" in json.loads(content)["message"]
+
+
+def test_boto3s_count_tokens_reads_its_answer(provider):
+    boto3 = pytest.importorskip("boto3")
+    from tests.testkit.sigv4 import KEY
+    from tests.testkit.sigv4 import SECRET
+
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=provider.url,
+        region_name="us-east-1",
+        aws_access_key_id=KEY,
+        aws_secret_access_key=SECRET,
+    )
+    answer = client.count_tokens(
+        modelId="anthropic.claude-sonnet-4-5-20250929-v1:0",
+        input={"invokeModel": {"body": json.dumps(invoke_request())}},
+    )
+    assert answer["inputTokens"] > 0
 
 
 @pytest.mark.needs_sdk

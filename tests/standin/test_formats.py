@@ -173,6 +173,7 @@ def test_non_json_body_is_rejected_with_400_in_the_providers_shape(provider, pat
             "stream",
         ),
         ("/v2/chat", "CohereChat", "body"),
+        ("/model/anthropic.claude-v1%3A0/count-tokens", "BedrockCountTokens", "json"),
     ],
 )
 def test_each_path_is_routed_to_its_format_and_mode(path, name, mode):
@@ -186,6 +187,7 @@ def test_a_path_no_format_serves_is_not_routed():
     assert formats.route("/v1/embeddings") is None
     assert formats.route("/model/x/invoke") is None  # not a Claude model: not Anthropic's body
     assert formats.route("/model/meta.llama3-70b-instruct-v1:0/invoke") is None
+    assert formats.route("/model/amazon.nova-pro-v1:0/count-tokens") is None
 
 
 def test_the_formats_are_one_explicit_list_of_one_instance_each():
@@ -197,6 +199,7 @@ def test_the_formats_are_one_explicit_list_of_one_instance_each():
         "AnthropicMessages",
         "AnthropicVertex",
         "BedrockConverse",
+        "BedrockCountTokens",
         "BedrockInvoke",
         "ChatCompletions",
         "CohereChat",

@@ -11,6 +11,7 @@ from toolnames_core.formats import anthropic_batches
 from toolnames_core.formats import anthropic_messages
 from toolnames_core.formats import anthropic_vertex
 from toolnames_core.formats import bedrock_converse
+from toolnames_core.formats import bedrock_count_tokens
 from toolnames_core.formats import bedrock_invoke
 from toolnames_core.formats import cohere_chat
 from toolnames_core.formats import gemini
@@ -34,6 +35,7 @@ _formats = [
     bedrock_converse.FORMAT,
     bedrock_invoke.FORMAT,
     cohere_chat.FORMAT,
+    bedrock_count_tokens.FORMAT,
 ]
 
 FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}

@@ -23,37 +23,18 @@ from typing import TypedDict
 from toolnames_core.findings import malformed
 from toolnames_core.formats import anthropic_messages
 from toolnames_core.formats.base import Shapes
-from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
 from toolnames_core.model import RequestView
-from toolnames_core.model import format_path
 
 __all__ = ["API", "FORMAT", "read_request"]
 
 API = "anthropic-batches"
 
 
-def _pathed(finding: Finding, prefix: JsonPath) -> Finding:
-    """A finding of one params, pathed from the batch's top: its path and, where its message
-    names that path, the message too."""
-    top = format_path(prefix)
-    path = f"{top}.{finding.path}" if finding.path else top
-    message = finding.message.replace(finding.path, path, 1) if finding.path else finding.message
-    return dataclasses.replace(finding, path=path, message=message)
-
-
 def _part(params: dict, prefix: JsonPath) -> RequestView:
     part = anthropic_messages.read_request(params)
     part.api = API
-    for ref in (*part.tools, *part.history):
-        ref.where = (*prefix, *ref.where)
-    choices = []
-    for choice in part.choices:
-        for ref in choice.names:
-            ref.where = (*prefix, *ref.where)
-        choices.append(dataclasses.replace(choice, where=(*prefix, *choice.where)))
-    part.choices = choices
-    part.problems = [_pathed(p, prefix) for p in part.problems]
+    part.move_under(prefix)
     return part
 
 

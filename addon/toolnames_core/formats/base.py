@@ -6,6 +6,7 @@ from __future__ import annotations
 __all__ = [
     "BlockResponse",
     "CallCollector",
+    "Carried",
     "EventRestore",
     "Shapes",
     "WireFormat",
@@ -23,6 +24,7 @@ from typing import Protocol
 
 from toolnames_core.framings import Framing
 from toolnames_core.model import Finding
+from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 
@@ -61,6 +63,29 @@ class Shapes(NamedTuple):
 # How fix mode gives the app's names back inside one event's bytes: (the restorer, which
 # rewrites JSON text) -> a rewrite of the event's bytes.
 EventRestore = Callable[[Callable[[bytes], bytes]], Callable[[bytes], bytes]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Carried:
+    """A request body that travels encoded in one string member of the body sent (Bedrock's
+    count-tokens: the InvokeModel body, in base64, at ``input.invokeModel.body``). The format
+    reads the decoded body; its findings and fixes are pathed from the top of the body sent
+    (``input.invokeModel.body.tools[0].name``), and fix mode renames inside the string and
+    encodes it again (``carried.py``)."""
+
+    # Where the string sits, and what it is encoded in (``base64``), as messages say it.
+    where: JsonPath
+    encoding: str
+    # The string -> the body's bytes; a ValueError when it is not so encoded.
+    decode: Callable[[str], bytes]
+    # The body's bytes -> the string.
+    encode: Callable[[bytes], str]
+    # What the fast reader decodes of the body sent: the members down to the string, and
+    # those of ``unread``.
+    shape: object
+    # Other members under which such a body carries tools toolnames does not read, each with
+    # why: such a body is said to be unread, never passed off as one without tools.
+    unread: Mapping[JsonPath, str] = field(default_factory=dict)
 
 
 # Compared by identity, as a registry entry is: one record per format.
@@ -107,7 +132,11 @@ class WireFormat:
     # JSON the restorer rewrites.
     restore_event: EventRestore | None = None
     # What the fast reader decodes; None: it reads this format as the standard reader does.
+    # For a carried body, what it decodes of the body carried.
     shapes: Shapes | None = None
+    # The body ``read_request`` reads travels encoded inside the body sent; None: it is the
+    # body sent.
+    carried: Carried | None = None
     # -- errors
     # (message, first error finding) -> the answer a blocked request gets.
     block_response: Callable[[str, Finding], BlockResponse]
