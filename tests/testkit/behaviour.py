@@ -50,6 +50,7 @@ HOSTS = {
     "bedrock-converse": "bedrock-runtime.us-east-1.amazonaws.com",
     "bedrock-invoke": "bedrock-runtime.us-east-1.amazonaws.com",
     "cohere-chat": "api.cohere.com",
+    "bedrock-count-tokens": "bedrock-runtime.us-east-1.amazonaws.com",
 }
 REJECTED = json.dumps(
     {
