@@ -123,9 +123,12 @@ def nothing_to_check(content: bytes, fmt: WireFormat | None = None) -> bool:
     return OBJECT_START.match(content) is not None and not _has_tool_key(content)
 
 
-def has_tool_keys(content: bytes) -> bool:
-    """A JSON object that holds a tool key somewhere: found by a scan, never a parse."""
-    return OBJECT_START.match(content) is not None and _has_tool_key(content)
+def has_tool_keys(content: bytes, fmt: WireFormat | None = None) -> bool:
+    """A JSON object that holds a tool key somewhere: found by a scan, never a parse. A body
+    of a format whose body is carried encoded (``fmt.carried``) may: the scan cannot tell."""
+    if OBJECT_START.match(content) is None:
+        return False
+    return (fmt is not None and fmt.carried is not None) or _has_tool_key(content)
 
 
 _CLOSING = {ord("{"): ord("}"), ord("["): ord("]")}

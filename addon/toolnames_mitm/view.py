@@ -223,7 +223,8 @@ class ToolnamesView(_Base):
             if message is None:
                 return -1
             flow, is_request = message
-            if format_for(flow.request.method, flow.request.path) is None:
+            fmt = format_for(flow.request.method, flow.request.path)
+            if fmt is None:
                 # MCP, by content: a byte search settles nearly every other message.
                 body = data if is_request else flow.request.raw_content or b""
                 if b'"jsonrpc"' in body and is_mcp_request(flows.content(flow.request) or b""):
@@ -232,7 +233,7 @@ class ToolnamesView(_Base):
             if is_request:
                 # A scan, not a parse: this runs each time a message is shown, and an
                 # agent's request can be megabytes of history.
-                return PREFERRED if has_tool_keys(data) else 0
+                return PREFERRED if has_tool_keys(data, fmt) else 0
             recorded = flows.record(flow)
             flagged = recorded is not None and any(
                 CATALOGUE.get(f.code, None) is not None and CATALOGUE[f.code].side == "response"
