@@ -38,6 +38,8 @@ from toolnames_core import Session
 from toolnames_core import inspect_exchange
 from toolnames_core import inspect_mcp
 from toolnames_core import inspect_session
+from toolnames_core import offered_keys
+from toolnames_core import unchecked_text
 
 __all__ = [
     "CASSETTE_EXTENSIONS",
@@ -145,6 +147,10 @@ def by_extension(name: str) -> str | None:
 # The scan
 
 
+# Hosts and paths said to carry unchecked tools, remembered (as the addon's MAX_UNCLAIMED_SAID).
+MAX_UNCHECKED_SAID = 4096
+
+
 @dataclass(slots=True)
 class Input:
     path: str
@@ -177,6 +183,10 @@ class Scanner:
         # rule listed names are held to (the addon's toolnames_mcp_rule default).
         self.mcp = McpState()
         self.mcp_rule = "openai"
+        # Requests that carried tools to a path no format is at, and the hosts and paths
+        # already said (once each, as the live addon says them; bounded as it is).
+        self.unchecked = 0
+        self.unchecked_said: dict[tuple[str, str], None] = {}
 
     def note(self, message: str) -> None:
         self.progress.clear()
@@ -328,6 +338,24 @@ class Scanner:
             report = self._mcp(label, ex)
         if report is not None:
             self._report(label, fmt, ex, report)
+        elif ex.request_content is not None and ex.request_problem is None:
+            self._unclaimed(label, ex)
+
+    def _unclaimed(self, label: str, ex: RecordedExchange) -> None:
+        """Never silent: a recorded request that carries tools to a path no format is at
+        was not checked, and that is said once per host and path, as the live addon says it."""
+        keys = offered_keys(ex.request_content, self.reader)
+        if not keys:
+            return
+        self.unchecked += 1
+        where = (ex.host, ex.path.split("?", 1)[0])
+        if where in self.unchecked_said:
+            return
+        if len(self.unchecked_said) >= MAX_UNCHECKED_SAID:
+            del self.unchecked_said[next(iter(self.unchecked_said))]
+        self.unchecked_said[where] = None
+        text = unchecked_text(ex.method, ex.path, keys)
+        self.note(f"{label}: flow {ex.index}: {ex.endpoint}: {text}")
 
     def _mcp(self, label: str, ex: RecordedExchange) -> McpExchange | None:
         """An MCP request and its answer, judged against the listings recorded before it."""
@@ -415,8 +443,15 @@ class Scanner:
         found = ", ".join(_count(self.severities[s], s, "" if s == "info" else "s") for s in ranked)
         exchanges = _count(self.records, "recorded exchange")
         checked = _count(self.checked, "LLM API call")
+        unchecked = ""
+        if self.unchecked:
+            unchecked = (
+                f"; {_count(self.unchecked, 'request')} with tools not checked (no format "
+                "toolnames reads is at their path)"
+            )
         return (
-            f"{files}, {exchanges}, {checked} checked: {found}; bodies read with {self.reader.name}"
+            f"{files}, {exchanges}, {checked} checked: {found}{unchecked}; bodies read with "
+            f"{self.reader.name}"
         )
 
 

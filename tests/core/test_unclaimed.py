@@ -1,6 +1,7 @@
 """A request that carries tools to a path no format claims: found by the formats' own offer
 keys, and said why it was not checked."""
 
+import base64
 import json
 
 import pytest
@@ -9,6 +10,7 @@ from tests.testkit import SDK_DIR
 from tests.testkit import api_for
 from toolnames_core.formats import FORMATS
 from toolnames_core.readers import READERS
+from toolnames_core.unclaimed import MAX_CONTAINERS
 from toolnames_core.unclaimed import OFFER_KEYS
 from toolnames_core.unclaimed import offered_keys
 from toolnames_core.unclaimed import unchecked_text
@@ -45,7 +47,9 @@ def test_a_body_an_sdk_sent_carries_tools_exactly_when_its_adapter_reads_tools(f
         b'{"tools": []}',  # offers nothing
         b'{"tools": null, "functions": {}}',
         b'{"messages": [{"role": "user", "content": "list the \\"tools\\" you have"}]}',
-        b'{"input": {"tools": [{"name": "a"}]}}',  # not at the top level
+        b'{"input": {"tools": ["a"]}}',  # words, not tools, below the top level
+        b'{"a": {"b": {"c": {"d": {"e": {"tools": [{"name": "a"}]}}}}}}',  # too deep to look
+        b'{"input": {"invokeModel": {"body": "not base64!"}}}',
         b'[{"tools": [{"name": "a"}]}]',
         b'{"tools": [{"name": "a"}]',  # cut short
         b"tools=a",
@@ -53,7 +57,7 @@ def test_a_body_an_sdk_sent_carries_tools_exactly_when_its_adapter_reads_tools(f
         b'"tools"',
     ],
 )
-def test_a_body_that_offers_no_tools_at_its_top_level_carries_none(content, reader):
+def test_a_body_that_offers_no_tools_carries_none(content, reader):
     assert offered_keys(content, reader) == ()
 
 
@@ -70,3 +74,44 @@ def test_the_text_names_what_was_carried_where_and_what_toolnames_reads():
     assert "POST /v1/chat " in text and "secret" not in text
     for fmt in FORMATS.values():
         assert fmt.path_text in text
+
+
+def carried(body: dict) -> dict:
+    encoded = base64.b64encode(json.dumps(body).encode()).decode()
+    return {"input": {"invokeModel": {"body": encoded}}}
+
+
+TOOLS = [{"name": "a.b", "input_schema": {}}]
+
+
+@pytest.mark.parametrize("reader", READERS, ids=[r.name for r in READERS])
+@pytest.mark.parametrize(
+    "body, where",
+    [
+        ({"params": {"tools": TOOLS}}, ("params.tools",)),
+        ({"request": {"body": {"toolConfig": {"tools": TOOLS}}}}, ("request.body.toolConfig",)),
+        ({"batch": [{"id": 1}, {"params": {"functions": TOOLS}}]}, ("batch[1].params.functions",)),
+        ({"a": {"b": {"c": {"d": {"tools": TOOLS}}}}}, ("a.b.c.d.tools",)),
+        # Bedrock's count-tokens of a model toolnames does not read: inside the base64.
+        (carried({"tools": TOOLS}), ("input.invokeModel.body.tools",)),
+        (carried({"params": {"tools": TOOLS}}), ("input.invokeModel.body.params.tools",)),
+    ],
+    ids=["params", "body-toolconfig", "batch-entry", "depth-4", "base64", "base64-nested"],
+)
+def test_tools_below_the_top_level_are_found_where_they_sit(body, where, reader):
+    assert offered_keys(json.dumps(body).encode(), reader) == where
+
+
+@pytest.mark.parametrize("reader", READERS, ids=[r.name for r in READERS])
+def test_the_search_below_the_top_opens_a_bounded_number_of_containers(reader):
+    # Tools past the budget of containers are not looked for: a huge body costs its parse.
+    many = {f"k{i}": {"x": 1} for i in range(MAX_CONTAINERS)}
+    late = {**many, "z": {"tools": TOOLS}}
+    assert offered_keys(json.dumps(late).encode(), reader) == ()
+    early = {"z": {"tools": TOOLS}, **many}
+    assert offered_keys(json.dumps(early).encode(), reader) == ("z.tools",)
+
+
+def test_the_text_names_the_paths_below_the_top():
+    text = unchecked_text("POST", "/llm/run", ("request.params.tools",))
+    assert '("request.params.tools")' in text

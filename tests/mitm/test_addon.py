@@ -1190,6 +1190,10 @@ OFFERING_OTHER_TOOL = {
     "gemini": {"tools": [{"functionDeclarations": [{"name": "other_tool"}]}]},
     "bedrock-converse": {"toolConfig": {"tools": [{"toolSpec": {"name": "other_tool"}}]}},
     "cohere-chat": {"tools": [{"type": "function", "function": {"name": "other_tool"}}]},
+    "bedrock-invoke": {
+        "anthropic_version": "bedrock-2023-05-31",
+        "tools": [{"name": "other_tool", "input_schema": {"type": "object"}}],
+    },
 }
 REQUESTS = {
     "offers another tool": lambda api: json.dumps(OFFERING_OTHER_TOOL[api]).encode(),

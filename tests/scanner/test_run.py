@@ -326,3 +326,25 @@ def test_memory_stays_bounded_while_scanning_a_large_flow_file(tmp_path):
     assert summary in scan.stderr
     assert size_mb > 190
     assert scan.peak_mb < 150, f"peak RSS {scan.peak_mb:.0f} MB while scanning {size_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("writer", ["flows.mitm", "traffic.har"])
+def test_tools_sent_to_a_path_no_format_is_at_are_said_not_checked_once_per_host_and_path(
+    capsys, tmp_path, writer
+):
+    tools = [{"name": "get_weather", "input_schema": {"type": "object"}}]
+    # OpenAI's Assistants API takes tools at the top level; toolnames reads no format there.
+    top = samples.chat_flow("assistant", {"model": "m", "tools": tools}, path="/v1/assistants")
+    nested = samples.chat_flow(
+        "gateway", {"request": {"params": {"tools": tools}}}, path="/llm/run"
+    )
+    quiet = samples.chat_flow("embed", {"input": "hi", "model": "e"}, path="/v1/embeddings")
+    flows = [top, top, nested, nested, quiet]
+    code, rows, err = scan_json(capsys, WRITERS[writer](tmp_path / writer, flows))
+
+    assert rows == [] and code == 0
+    said = [line for line in err.splitlines() if "toolnames did not check this request" in line]
+    assert len(said) == 2  # once per host and path, not once per request
+    assert "/v1/assistants" in said[0] and '("tools")' in said[0]
+    assert "/llm/run" in said[1] and '("request.params.tools")' in said[1]
+    assert "4 requests with tools not checked" in err

@@ -52,9 +52,10 @@ def response_body(path: Path) -> tuple[str, bytes]:
     if path.suffix == ".sse" or raw.startswith((b"data:", b"event:")):
         return "text/event-stream", raw
     events = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
-    if response_api(path.name) == "bedrock-converse":
+    framing = FORMATS[response_api(path.name)].framing
+    if framing is not None and framing.name.startswith("aws-eventstream"):
         frames = b"".join(aws_event(*next(iter(e.items()))) for e in events)
-        return "application/vnd.amazon.eventstream", frames
+        return framing.content_types[0], frames
     return "text/event-stream", sse(events, done=False)
 
 
