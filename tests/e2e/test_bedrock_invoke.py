@@ -21,6 +21,7 @@ from tests.testkit.e2e import read_flows
 from tests.testkit.sigv4 import SECRET
 from tests.testkit.sigv4 import anthropic_bedrock
 from tests.testkit.sigv4 import aws_env
+from tests.testkit.sigv4 import boto3_bedrock
 from tests.testkit.sigv4 import signing_mitmdump
 
 pytestmark = pytest.mark.needs_sdk
@@ -164,18 +165,9 @@ def count_tokens(url: str, names: tuple[str, ...] = ("get_weather", CULPRIT)) ->
     InvokeModel's, which boto3 sends in base64 at input.invokeModel.body."""
     import json
 
-    import boto3
-    from botocore.config import Config
     from botocore.exceptions import ClientError
 
-    client = boto3.client(
-        "bedrock-runtime",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id=KEY,
-        aws_secret_access_key=SECRET,
-        config=Config(retries={"max_attempts": 1}),
-    )
+    client = boto3_bedrock(url)
     body = {
         "anthropic_version": "bedrock-2023-05-31",
         "max_tokens": 100,
@@ -203,7 +195,7 @@ def test_count_tokens_observe_names_the_culprit_inside_the_base64(
     mitmdump, mitmdump_binary, standin, tmp_path
 ):
     saved = tmp_path / "flagged.mitm"
-    proxy = mitmdump("--set", f"toolnames_save={saved}", *KEEP_HOST, binary=mitmdump_binary)
+    proxy = signing_mitmdump(mitmdump, mitmdump_binary, "--set", f"toolnames_save={saved}")
     assert count_tokens(proxy.url) == "ValidationException"  # the provider's, not a 403
     (received,) = standin.requests
     assert CULPRIT.encode() in counted_body(received)
@@ -218,7 +210,7 @@ def test_count_tokens_observe_names_the_culprit_inside_the_base64(
 def test_count_tokens_fix_mode_leaves_a_signed_request_as_signed_without_resign(
     mitmdump, mitmdump_binary, standin
 ):
-    proxy = mitmdump("--set", "toolnames_mode=fix", *KEEP_HOST, binary=mitmdump_binary, env=NO_AWS)
+    proxy = signing_mitmdump(mitmdump, mitmdump_binary, mode="fix")
     assert count_tokens(proxy.url) == "ValidationException"
     (received,) = standin.requests
     assert CULPRIT.encode() in counted_body(received)
@@ -230,16 +222,14 @@ def test_count_tokens_fix_mode_renames_inside_the_base64_and_signs_again_with_re
     mitmdump, mitmdump_binary, standin, tmp_path
 ):
     saved = tmp_path / "flagged.mitm"
-    proxy = mitmdump(
-        "--set",
-        "toolnames_mode=fix",
-        "--set",
-        "toolnames_resign=true",
+    proxy = signing_mitmdump(
+        mitmdump,
+        mitmdump_binary,
         "--set",
         f"toolnames_save={saved}",
-        *KEEP_HOST,
-        binary=mitmdump_binary,
-        env={**NO_AWS, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET},
+        mode="fix",
+        resign=True,
+        env=aws_env(),
     )
     assert isinstance(count_tokens(proxy.url), int)
     (received,) = standin.requests
@@ -255,7 +245,7 @@ def test_count_tokens_fix_mode_renames_inside_the_base64_and_signs_again_with_re
 def test_count_tokens_block_mode_answers_with_bedrocks_validation_error(
     mitmdump, mitmdump_binary, standin
 ):
-    proxy = mitmdump("--set", "toolnames_mode=block", *KEEP_HOST, binary=mitmdump_binary)
+    proxy = signing_mitmdump(mitmdump, mitmdump_binary, mode="block")
     assert count_tokens(proxy.url) == "ValidationException"
     assert standin.requests == []
     assert count_tokens(proxy.url, ("get_weather",)) > 0  # a clean one goes through
