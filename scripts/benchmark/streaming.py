@@ -1,6 +1,8 @@
 """(c) Time to the first streamed chunk, through mitmdump without and with the addon, from a
 stand-in that streams slowly; and through the addon in fix mode, renaming every tool of a body
-whose tools are MCP-named and restoring the name in the streamed call."""
+whose tools are MCP-named and restoring the name in the streamed call. For each framing a
+format streams in: OpenAI's SSE, and Bedrock InvokeModel's AWS event stream, whose names sit
+inside each chunk's base64 (fix mode decodes, restores, encodes and recomputes both CRCs)."""
 
 from __future__ import annotations
 
@@ -18,32 +20,63 @@ from benchmark.workload import CHAT_PATH
 from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import chat_body
 from benchmark.workload import encode
+from benchmark.workload import invoke_body
 from benchmark.workload import mcp_named
 from harness.load import progress
 from harness.mitmdump import ADDON_SCRIPT
 from harness.processes import ProcessGroup
 from harness.provider import start_standin
+from toolnames_core import StreamTap
+from toolnames_core import format_for
 
 __all__ = [
+    "EVENT_STREAM",
     "FIX_RENAMING_PATH",
+    "INVOKE_STREAM_PATH",
     "STREAM_SSE_SCRIPT",
     "StreamResult",
+    "StreamCase",
     "StreamRow",
     "Streamed",
     "bench_stream",
     "first_chunk",
+    "restored_calls",
 ]
 
-# The fair baseline: what any user who wants SSE streamed through mitmdump has to load.
+# The fair baseline: what any user who wants streams streamed through mitmdump has to load
+# (SSE, and the AWS event stream of Bedrock).
 STREAM_SSE_SCRIPT = """\
+STREAMS = ("text/event-stream", "application/vnd.amazon.eventstream")
+
 def responseheaders(flow):
-    if flow.response.headers.get("content-type", "").startswith("text/event-stream"):
+    if flow.response.headers.get("content-type", "").startswith(STREAMS):
         flow.response.stream = True
 """
 
 
 # The path whose request has every tool renamed and whose streamed call is given back.
 FIX_RENAMING_PATH = "mitmdump + toolnames, fix: renaming"
+# Bedrock InvokeModel's stream: the prefix of its rows' names, and its path (boto3's model id,
+# the ':' as the anthropic SDK sends it).
+EVENT_STREAM = "Bedrock InvokeModel event stream: "
+INVOKE_STREAM_PATH = "/model/anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream"
+# A Bedrock API key (Bearer): nothing is signed, as with AnthropicBedrock(api_key=...).
+INVOKE_HEADERS = {"authorization": "Bearer test-bedrock-api-key"}
+
+
+@dataclass(frozen=True)
+class StreamCase:
+    """One stream the rows go through: its rows' names start with ``prefix``; ``body`` goes
+    through every path but fix mode's renaming, which gets ``renamed`` (every tool MCP-named,
+    the first, ``app_name``, forced) and must give ``app_name`` back in the streamed call."""
+
+    prefix: str
+    path: str
+    body: bytes
+    renamed: bytes
+    app_name: str
+    headers: dict[str, str]
+    paths: tuple[str, ...]
 
 
 class Streamed(NamedTuple):
@@ -54,9 +87,11 @@ class Streamed(NamedTuple):
     body: bytes
 
 
-def first_chunk(conn: http.client.HTTPConnection, body: bytes, headers: dict[str, str]) -> Streamed:
+def first_chunk(
+    conn: http.client.HTTPConnection, body: bytes, headers: dict[str, str], path: str = CHAT_PATH
+) -> Streamed:
     start = time.perf_counter()
-    conn.request("POST", CHAT_PATH, body, {"content-type": "application/json", **headers})
+    conn.request("POST", path, body, {"content-type": "application/json", **headers})
     response = conn.getresponse()
     if response.status != 200:
         raise RuntimeError(f"status {response.status}: {response.read()[:500]!r}")
@@ -80,11 +115,22 @@ class StreamRow:
 
 class StreamResult(NamedTuple):
     rows: list[StreamRow]
-    reference: bytes  # the stream as the stand-in sends it
+    reference: bytes  # the SSE stream as the stand-in sends it
+    event_stream: bytes  # InvokeModel's event stream as the stand-in sends it
 
 
-def bench_stream(binary: Path, workdir: Path, quick: bool, delay_ms: int) -> StreamResult:
-    samples = 6 if quick else 30
+def restored_calls(path: str, stream: bytes) -> list[str]:
+    """The names of the calls in ``stream``, an answer to ``path``, read as toolnames reads
+    them (a Bedrock chunk's base64 opened, its CRCs checked)."""
+    fmt = format_for("POST", path)
+    if fmt is None:
+        raise ValueError(f"no format is at {path}")
+    return [call.name for call in StreamTap(fmt).feed_all(stream).calls()]
+
+
+def stream_cases(delay_ms: int) -> list[StreamCase]:
+    """OpenAI's chat completions stream (SSE) with 10 tools, and Bedrock InvokeModel's (AWS
+    event stream, base64 chunks) with the same 10 tools in Anthropic's shape."""
     body = chat_body(10)
     body["stream"] = True
     raw = encode(body)
@@ -93,8 +139,37 @@ def bench_stream(binary: Path, workdir: Path, quick: bool, delay_ms: int) -> Str
     renamed = json.loads(mcp_named(raw))
     app_name = renamed["tools"][0]["function"]["name"]
     renamed["tool_choice"] = {"type": "function", "function": {"name": app_name}}
-    bodies = {FIX_RENAMING_PATH: encode(renamed)}
-    headers = {**SDK_LOAD_HEADERS, "x-standin-delay-ms": str(delay_ms)}
+    delay = {"x-standin-delay-ms": str(delay_ms)}
+    invoke = invoke_body(10)
+    invoke_renamed = invoke_body(10, mcp=True)
+    invoke_name = invoke_renamed["tools"][0]["name"]
+    invoke_renamed["tool_choice"] = {"type": "tool", "name": invoke_name}
+    return [
+        StreamCase(
+            "",
+            CHAT_PATH,
+            raw,
+            encode(renamed),
+            app_name,
+            {**SDK_LOAD_HEADERS, **delay},
+            ("direct (no proxy)", "plain mitmdump", "streaming mitmdump", "mitmdump + toolnames"),
+        ),
+        # Plain mitmdump buffers this stream as it does SSE: not measured again.
+        StreamCase(
+            EVENT_STREAM,
+            INVOKE_STREAM_PATH,
+            encode(invoke),
+            encode(invoke_renamed),
+            invoke_name,
+            {**INVOKE_HEADERS, **delay},
+            ("direct (no proxy)", "streaming mitmdump", "mitmdump + toolnames"),
+        ),
+    ]
+
+
+def bench_stream(binary: Path, workdir: Path, quick: bool, delay_ms: int) -> StreamResult:
+    samples = 6 if quick else 30
+    cases = stream_cases(delay_ms)
     sse_script = workdir / "stream_sse.py"
     sse_script.write_text(STREAM_SSE_SCRIPT)
     with ProcessGroup() as group:
@@ -119,30 +194,39 @@ def bench_stream(binary: Path, workdir: Path, quick: bool, delay_ms: int) -> Str
             name: http.client.HTTPConnection("127.0.0.1", proc.port, timeout=60)
             for name, proc in targets.items()
         }
-        rows = {name: StreamRow(name) for name in targets}
-        reference = b""
+        # Each row: its name, its case, the mitmdump it goes through, the body it sends.
+        plan: list[tuple[str, StreamCase, str, bytes]] = []
+        for case in cases:
+            plan += [(case.prefix + target, case, target, case.body) for target in case.paths]
+            plan.append((case.prefix + FIX_RENAMING_PATH, case, FIX_RENAMING_PATH, case.renamed))
+        rows = {name: StreamRow(name) for name, *_ in plan}
+        references: dict[str, bytes] = {}
         expected = {}
-        for name, conn in conns.items():  # warm up every connection and path
-            expected[name] = first_chunk(conn, bodies.get(name, raw), headers).body
-            reference = expected[name] if name not in bodies else reference
-        restored = expected[FIX_RENAMING_PATH]
-        if f'"name":"{app_name}"'.encode() not in restored:
-            raise RuntimeError(f"fix mode did not give {app_name!r} back: {restored[:300]!r}")
+        for name, case, target, body in plan:  # warm up every connection and path
+            expected[name] = first_chunk(conns[target], body, case.headers, case.path).body
+            if target != FIX_RENAMING_PATH:
+                references[case.prefix] = expected[name]
+            else:
+                calls = restored_calls(case.path, expected[name])
+                if calls != [case.app_name]:
+                    raise RuntimeError(
+                        f"fix mode gave {calls!r} back, not [{case.app_name!r}]: "
+                        f"{expected[name][:300]!r}"
+                    )
         for i in range(samples):
-            names = list(conns)
             # Take turns in a rotating order, so drift and the order itself favour no one.
-            names = names[i % len(names) :] + names[: i % len(names)]
-            for name in names:
-                streamed = first_chunk(conns[name], bodies.get(name, raw), headers)
+            turn = plan[i % len(plan) :] + plan[: i % len(plan)]
+            for name, case, target, body in turn:
+                streamed = first_chunk(conns[target], body, case.headers, case.path)
                 row = rows[name]
                 row.ttfc.append(streamed.first_chunk)
                 row.total.append(streamed.total)
                 # The renamed path's stream differs from the stand-in's by the names given back.
                 row.identical = row.identical and streamed.body == expected[name]
-                if name not in bodies:
-                    row.identical = row.identical and streamed.body == reference
+                if target != FIX_RENAMING_PATH:
+                    row.identical = row.identical and streamed.body == references[case.prefix]
             if (i + 1) % max(1, samples // 4) == 0:
                 progress(f"(c) {i + 1}/{samples} streamed requests through each")
         for conn in conns.values():
             conn.close()
-    return StreamResult(list(rows.values()), reference)
+    return StreamResult(list(rows.values()), references[""], references[EVENT_STREAM])

@@ -21,6 +21,7 @@ __all__ = [
     "chat_body",
     "chat_tool",
     "encode",
+    "invoke_body",
     "mcp_name",
     "mcp_named",
     "small_body",
@@ -155,6 +156,34 @@ def chat_body(tools: int, size: int = 0, seed: int = 0) -> dict:
     if tools:
         body["tools"] = [chat_tool(i) for i in range(tools)]
         body["tool_choice"] = "auto"
+    return body
+
+
+def invoke_body(tools: int, mcp: bool = False, seed: int = 0) -> dict:
+    """A Bedrock InvokeModel request with an Anthropic body, as AnthropicBedrock sends it (no
+    model, no stream: both are in the path): a system prompt, one user message and ``tools``
+    tools, chat_tool's in Anthropic's shape; their names as an MCP client gives them if
+    ``mcp``."""
+    rng = random.Random(seed)
+    offered = []
+    for i in range(tools):
+        function = chat_tool(i)["function"]
+        name = mcp_name(function["name"]) if mcp else function["name"]
+        offered.append(
+            {
+                "name": name,
+                "description": function["description"],
+                "input_schema": function["parameters"],
+            }
+        )
+    body: dict = {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 1024,
+        "system": _prose(rng, 120),
+        "messages": [{"role": "user", "content": _prose(rng, 30)}],
+    }
+    if offered:
+        body["tools"] = offered
     return body
 
 

@@ -9,6 +9,7 @@ from benchmark.report import TARGET_FAST_CPU
 from benchmark.report import report_cpu
 from benchmark.report import report_stream
 from benchmark.report import table
+from benchmark.streaming import EVENT_STREAM
 from benchmark.streaming import FIX_RENAMING_PATH
 from benchmark.streaming import StreamRow
 from benchmark.workload import Case
@@ -157,3 +158,24 @@ def test_observe_b_targets_are_parity_at_few_tools_and_1_2_with_msgspec_from_100
         assert judged(tools, 1.19)[1][2] == "MISS"
     # The 2 MB conversation (50 tools) keeps issue 17's "above 1.0".
     assert judged(50, 1.01)[1][1:] == (f"> 1.0 {json_only}", "PASS")
+
+
+def test_the_event_stream_gets_a_table_and_a_target_against_its_own_streaming_mitmdump():
+    rows = [
+        StreamRow("plain mitmdump", [0.2], [0.2]),
+        StreamRow("streaming mitmdump", [0.010], [0.2]),
+        StreamRow("mitmdump + toolnames", [0.0104], [0.2]),
+        StreamRow(EVENT_STREAM + "streaming mitmdump", [0.020], [0.3]),
+        StreamRow(EVENT_STREAM + "mitmdump + toolnames", [0.0206], [0.3]),
+        StreamRow(EVENT_STREAM + FIX_RENAMING_PATH, [0.0300], [0.3]),
+    ]
+    part = report_stream(rows, 50)
+
+    assert [t.result for t in part.targets] == ["PASS", "PASS", "PASS"]
+    assert part.targets[2].measured == "1.030"  # against 20 ms, not the SSE rows' 10 ms
+    assert f"| {EVENT_STREAM}{FIX_RENAMING_PATH} | 30.0 ms" in part.text
+    rows[5].identical = False
+    assert report_stream(rows, 50).targets[2].result == "MISS"
+    rows[4].ttfc = [0.0220]
+    rows[5].identical = True
+    assert report_stream(rows, 50).targets[2].result == "MISS"
