@@ -4,6 +4,7 @@ claims goes through a real mitmdump unchanged, and toolnames says once per host 
 it did not check it, and notes so on each such flow; a request without tools stays quiet.
 """
 
+import base64
 import json
 
 import pytest
@@ -46,3 +47,27 @@ def test_tools_to_a_path_no_format_claims_are_said_unchecked_once(
         assert flow.comment == flow.metadata["toolnames_unchecked"]["reason"]
         assert flow.marked == ":grey_question:"
     assert "toolnames_unchecked" not in flows[2].metadata and not flows[2].comment
+
+
+def test_tools_below_the_top_level_or_inside_a_carried_body_are_said_where_they_are(
+    mitmdump, mitmdump_binary, standin
+):
+    # A gateway's wrapper, and Bedrock's count-tokens of a model no format reads (Llama's),
+    # whose InvokeModel body carries its tools in base64.
+    tools = [{"name": "github.create_issue", "input_schema": {"type": "object"}}]
+    wrapped = {"request": {"params": {"model": "m", "tools": tools}}}
+    inner = json.dumps({"messages": [], "tools": tools}).encode()
+    counted = {"input": {"invokeModel": {"body": base64.b64encode(inner).decode()}}}
+    proxy = mitmdump(binary=mitmdump_binary)
+    post(proxy.url + "/llm/run", wrapped)
+    post(proxy.url + "/llm/run", wrapped)
+    post(proxy.url + "/model/meta.llama3-1-70b-instruct-v1:0/count-tokens", counted)
+    got = [r["body"] for r in standin.requests[-3:]]
+    proxy.stop()
+
+    assert got == [json.dumps(wrapped).encode()] * 2 + [json.dumps(counted).encode()]
+    first, second = toolnames_lines(proxy.log_text())  # once per host and path
+    assert "/llm/run: toolnames did not check this request" in first
+    assert '("request.params.tools")' in first
+    assert "/count-tokens: toolnames did not check this request" in second
+    assert '("input.invokeModel.body.tools")' in second
