@@ -2,6 +2,7 @@
 the addon's own code, an incomplete scan told apart from a verdict.
 """
 
+import base64
 import gzip
 import json
 import os
@@ -348,3 +349,43 @@ def test_tools_sent_to_a_path_no_format_is_at_are_said_not_checked_once_per_host
     assert "/v1/assistants" in said[0] and '("tools")' in said[0]
     assert "/llm/run" in said[1] and '("request.params.tools")' in said[1]
     assert "4 requests with tools not checked" in err
+
+
+def _invoke_model_body(tools: list) -> None:
+    tools[1]["name"] = "kb.search"
+    # Within Anthropic's 128, beyond Converse's 64: no finding.
+    tools.append({"name": "t" * 100, "input_schema": {"type": "object"}})
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize(
+    "fixture, api, where",
+    [
+        ("bedrock-invoke-tools", "bedrock-invoke", "tools[1].name"),
+        (
+            "bedrock-count-tokens-invoke-body",
+            "bedrock-count-tokens",
+            "input.invokeModel.body.tools[1].name",
+        ),
+    ],
+)
+def test_claude_on_bedrock_is_scanned_under_anthropics_rule_inside_count_tokens_base64_too(
+    capsys, tmp_path, writer, fixture, api, where
+):
+    sdk = json.loads((SDK_DIR / f"{fixture}.json").read_text())
+    body = sdk["body"]
+    if "input" in body:  # count-tokens: the InvokeModel body, in base64
+        carried = body["input"]["invokeModel"]
+        inner = json.loads(base64.b64decode(carried["body"]))
+        _invoke_model_body(inner["tools"])
+        carried["body"] = base64.b64encode(json.dumps(inner).encode()).decode()
+    else:
+        _invoke_model_body(body["tools"])
+    host = "bedrock-runtime.us-east-1.amazonaws.com"
+    flow = samples.chat_flow("bedrock", body, host=host, path=sdk["path"])
+    _, rows, _ = scan_json(capsys, WRITERS[writer](tmp_path / writer, [flow]))
+
+    # The host's own rule is Converse's (bedrock, 64): Claude's formats keep Anthropic's.
+    assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
+        (api, "anthropic", "name-invalid-chars", where)
+    ]
