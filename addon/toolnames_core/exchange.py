@@ -405,12 +405,14 @@ class Exchange:
             return []
         # An unread or broken-off stream proves nothing by the calls it lacks.
         problem = tap.problem()
-        found = self.check_calls(tap.calls(), complete and tap.ended and not problem, problem)
+        # A stream the provider ended with an error is no whole answer either.
         exception = tap.exception
-        if exception is not None and exception[0].lower() == "validationexception":
-            # Bedrock's verdict on the request, sent inside the HTTP 200 stream once it had
-            # begun: read as its error answers are. Its ValidationException is the one a 400
-            # answer carries (its error shape's HTTP status), so it is weighed as that.
+        whole = complete and tap.ended and not problem and exception is None
+        found = self.check_calls(tap.calls(), whole, problem)
+        if exception is not None and exception[0].lower() in self.format.framing.rejects:
+            # The provider's verdict on the request, sent inside the HTTP 200 stream once it
+            # had begun (Bedrock's ValidationException, Ollama's {"error": ...} line): read as
+            # its error answers are, and weighed as the 400 answer that carries the same.
             calls_found = self.response_findings
             found = [*found, *self._rejected(400, exception[1])]
             self.response_findings = [*calls_found, *self.response_findings]

@@ -1,5 +1,5 @@
-"""How a streamed answer is framed: one table of framings (``FRAMINGS``), as h11 keys its
-body readers in one table. Each framing is an incremental framer (bytes in, whatever their
+"""How a streamed answer is framed: one table of framings (``FRAMINGS``: SSE, the AWS event
+stream, NDJSON), as h11 keys its body readers in one table. Each framing is an incremental framer (bytes in, whatever their
 split, frames out), the step that turns one frame into the event a format's collector takes,
 and a rewriter that passes the stream through fix mode's restoring a frame at a time.
 
@@ -28,14 +28,17 @@ __all__ = [
     "AWS_EVENT_STREAM_BASE64",
     "FRAMINGS",
     "MAX_EVENT_BYTES",
+    "NDJSON",
     "SSE",
     "AwsEventStreamFramer",
     "EventStreamRewriter",
     "Framing",
     "LineRewriter",
+    "NdjsonFramer",
     "SseFramer",
     "framing_for",
     "json_or_none",
+    "ndjson_error",
     "rewriter_for",
     "stream_exception",
 ]
@@ -110,6 +113,50 @@ class SseFramer:
             if field == b"data":
                 self.data.append(value[1:] if value.startswith(b" ") else value)
         return None
+
+
+class NdjsonFramer:
+    """Newline-delimited JSON (application/x-ndjson): one JSON value a line, as Ollama streams
+    its answers (https://github.com/ollama/ollama/blob/main/docs/api.md, "Streaming
+    responses"). A line may be split anywhere across chunks, a multi-byte character too:
+    only whole lines are framed, and a last line without its newline counts at the end."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.broken = False
+
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
+        """Each non-blank line completed by ``chunk``, without its line end."""
+        if self.broken:
+            return
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            # Only the new bytes are searched: a long line in small chunks costs O(n).
+            self.buffer += chunk
+            if len(self.buffer) > MAX_EVENT_BYTES:
+                self.broken = True
+                self.buffer = bytearray()
+            return
+        if self.buffer:
+            lines = (bytes(self.buffer) + chunk[:end]).split(b"\n")
+        else:
+            lines = chunk[:end].split(b"\n")  # the usual chunk: whole lines, nothing held
+        self.buffer = bytearray(chunk[end + 1 :])
+        if len(self.buffer) > MAX_EVENT_BYTES:
+            self.broken = True
+            self.buffer = bytearray()
+        for line in lines:
+            line = line.rstrip(b"\r")
+            if line.strip():
+                yield line
+
+    def close(self) -> Iterator[bytes]:
+        """A last line the stream ends without its newline: the provider sent it."""
+        if self.broken:
+            return
+        line, self.buffer = bytes(self.buffer).rstrip(b"\r"), bytearray()
+        if line.strip():
+            yield line
 
 
 _PRELUDE = struct.Struct(">III")
@@ -368,6 +415,30 @@ def stream_exception(frame: tuple[dict[str, object], bytes]) -> tuple[str, bytes
     return str(headers.get(":exception-type", "")), payload
 
 
+def _ndjson_event(line: bytes, reader: Reader, shape: object) -> dict | None:
+    """One line's object; None for the provider's ``{"error": ...}`` line, which carries no
+    calls (``ndjson_error`` reads it). Every line of such a stream is a JSON object: one that
+    is not cannot be read, and may have held a call, so reading stops there and says so."""
+    try:
+        value = reader.event(line, shape)
+    except (ValueError, RecursionError):  # UnicodeDecodeError included
+        raise ValueError("a line of the NDJSON stream is not JSON") from None
+    if not isinstance(value, dict):
+        raise ValueError("a line of the NDJSON stream is not a JSON object")
+    return None if "error" in value else value
+
+
+def ndjson_error(line: bytes) -> tuple[str, bytes] | None:
+    """("error", the line) for the provider's error sent as a line of its stream: Ollama's
+    ``{"error": "..."}`` once the answer has begun, its HTTP status unchanged
+    (https://github.com/ollama/ollama/blob/main/docs/api/errors.mdx)."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return ("error", line) if isinstance(value, dict) and "error" in value else None
+
+
 @dataclass(frozen=True, slots=True)
 class Framing:
     """One way a stream is framed: what a format's ``framing`` names."""
@@ -376,7 +447,7 @@ class Framing:
     # The media types of a stream so framed, lowercase; matched as prefixes of Content-Type.
     content_types: tuple[str, ...]
     # A fresh incremental framer: feed(chunk) and close() give the frames completed.
-    framer: Callable[[], SseFramer | AwsEventStreamFramer]
+    framer: Callable[[], SseFramer | AwsEventStreamFramer | NdjsonFramer]
     # (frame, reader, shape) -> the event a CallCollector takes, or None for a frame that
     # carries none (a payload that is not a JSON object, an AWS exception message); a
     # ValueError for one it cannot open (the decoder stops there and says why).
@@ -386,6 +457,10 @@ class Framing:
     # frame -> (its type, its payload) if it is the provider's error sent inside the stream
     # (an AWS exception message in an HTTP 200 answer), else None.
     exception: Callable[[object], tuple[str, bytes] | None] = lambda frame: None
+    # The exception types (lowercase) that are the provider's verdict on the request, read
+    # as its 400 answer would be (``Exchange.check_stream``); others (throttling, a server
+    # fault) say nothing about names.
+    rejects: frozenset[str] = frozenset()
 
     def carries(self, content_type: str) -> bool:
         return content_type.lower().startswith(self.content_types)
@@ -401,6 +476,7 @@ AWS_EVENT_STREAM = Framing(
     _aws_event,
     EventStreamRewriter,
     stream_exception,
+    frozenset({"validationexception"}),
 )
 
 # Bedrock InvokeModel's stream: the same messages, each ``chunk`` payload holding one event
@@ -412,10 +488,25 @@ AWS_EVENT_STREAM_BASE64 = Framing(
     _aws_chunk_event,
     _chunk_rewriter,
     stream_exception,
+    frozenset({"validationexception"}),
+)
+
+# Newline-delimited JSON: Ollama's native API. Names are restored a whole line at a time,
+# as in SSE (a line is one event); an error line is Ollama's verdict once it has begun.
+NDJSON = Framing(
+    "ndjson",
+    ("application/x-ndjson",),
+    NdjsonFramer,
+    _ndjson_event,
+    LineRewriter,
+    ndjson_error,
+    frozenset({"error"}),
 )
 
 # framing_for takes the first entry a Content-Type names: both AWS framings read as streams.
-FRAMINGS: dict[str, Framing] = {f.name: f for f in [SSE, AWS_EVENT_STREAM, AWS_EVENT_STREAM_BASE64]}
+FRAMINGS: dict[str, Framing] = {
+    f.name: f for f in [SSE, AWS_EVENT_STREAM, AWS_EVENT_STREAM_BASE64, NDJSON]
+}
 
 
 def framing_for(content_type: str) -> Framing | None:

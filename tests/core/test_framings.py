@@ -10,20 +10,25 @@ import pytest
 from tests.testkit import aws_event
 from tests.testkit import aws_stream
 from tests.testkit import every_split
+from tests.testkit import ndjson
 from tests.testkit import sse
 from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.framings import AWS_EVENT_STREAM_BASE64
 from toolnames_core.framings import FRAMINGS
 from toolnames_core.framings import MAX_EVENT_BYTES
+from toolnames_core.framings import NDJSON
 from toolnames_core.framings import SSE
 from toolnames_core.framings import AwsEventStreamFramer
 from toolnames_core.framings import EventStreamRewriter
 from toolnames_core.framings import LineRewriter
+from toolnames_core.framings import NdjsonFramer
 from toolnames_core.framings import SseFramer
 from toolnames_core.framings import framing_for
+from toolnames_core.framings import ndjson_error
 from toolnames_core.framings import rewriter_for
 from toolnames_core.framings import stream_exception
 from toolnames_core.readers import DEFAULT
+from toolnames_core.streams import EventDecoder
 
 NO_SHAPE = (DEFAULT, None)
 
@@ -120,6 +125,12 @@ def test_an_answer_that_is_no_stream_has_no_framing(content_type):
 def test_each_framing_rewrites_with_its_own_rewriter():
     assert isinstance(rewriter_for(SSE, bytes), LineRewriter)
     assert isinstance(rewriter_for(AWS_EVENT_STREAM, bytes), EventStreamRewriter)
+    assert isinstance(rewriter_for(NDJSON, bytes), LineRewriter)
+
+
+def test_ndjson_is_found_by_ollamas_content_type():
+    assert framing_for("application/x-ndjson") is NDJSON
+    assert framing_for("Application/X-NDJSON; charset=utf-8") is NDJSON
 
 
 def test_an_aws_frame_becomes_an_event_keyed_by_its_type_and_an_exception_none():
@@ -239,3 +250,109 @@ def test_restoring_names_in_invoke_chunks_re_encodes_the_base64_and_both_crcs_at
     assert events[:1] + events[2:] == INVOKE_EVENTS[:1] + INVOKE_EVENTS[2:]
     assert [json.loads(p)["p"] for _, p in frames] == ["p" * (i + 3) for i in range(5)]
     assert frames[0][1] == list(AwsEventStreamFramer().feed(INVOKE_STREAM))[0][1]
+
+
+# -- NDJSON (Ollama's native API) ---------------------------------------------------------------
+
+OLLAMA_LINES = [
+    {"model": "qwen3", "message": {"role": "assistant", "content": "Un"}, "done": False},
+    {"model": "qwen3", "message": {"role": "assistant", "content": "é°"}, "done": False},
+    {
+        "model": "qwen3",
+        "message": {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"function": {"index": 0, "name": "get_weather", "arguments": {"city": "Paris"}}}
+            ],
+        },
+        "done": False,
+    },
+    {"model": "qwen3", "message": {"role": "assistant", "content": ""}, "done": True},
+]
+
+
+def ndjson_lines(chunks: list[bytes]) -> list[bytes]:
+    framer = NdjsonFramer()
+    out = []
+    for chunk in chunks:
+        out += framer.feed(chunk)
+    return out + list(framer.close())
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_ndjson_lines_are_the_same_however_the_bytes_are_split(newline):
+    # Multi-byte characters (é, °) are cut in the middle by some splits.
+    raw = ndjson(OLLAMA_LINES, newline)
+    expected = [json.dumps(e, ensure_ascii=False).encode() for e in OLLAMA_LINES]
+    for chunks in every_split(raw):
+        assert ndjson_lines(chunks) == expected
+        decoder = EventDecoder(NDJSON)
+        events = [e for chunk in chunks for e in decoder.feed(chunk)] + list(decoder.close())
+        assert events == OLLAMA_LINES
+        assert decoder.failure is None
+
+
+def test_ndjson_skips_blank_lines_and_reads_a_last_line_without_its_newline_at_close():
+    raw = b'\n{"a": 1}\n\n  \n{"b": 2}'
+    for chunks in every_split(raw):
+        assert ndjson_lines(chunks) == [b'{"a": 1}', b'{"b": 2}']
+
+
+def test_ndjson_gives_up_on_an_endless_line_instead_of_buffering_it():
+    framer = NdjsonFramer()
+    for _ in range(MAX_EVENT_BYTES // 65536 + 2):
+        assert list(framer.feed(b"x" * 65536)) == []
+    assert framer.broken
+    assert len(framer.buffer) == 0
+    assert list(framer.feed(b'\n{"a": 1}\n')) == []
+
+
+def test_an_ndjson_error_line_is_the_providers_verdict_and_carries_no_event():
+    line = b'{"error":"an error was encountered while running the model"}'
+    assert NDJSON.event(line, *NO_SHAPE) is None
+    assert NDJSON.exception(line) == ("error", line)
+    assert "error" in NDJSON.rejects
+    assert ndjson_error(b'{"done": true}') is None
+    assert ndjson_error(b"not json") is None
+    decoder = EventDecoder(NDJSON)
+    raw = ndjson([OLLAMA_LINES[0]]) + line + b"\n" + ndjson(OLLAMA_LINES[2:])
+    # Read on past it (Ollama ends the stream there; toolnames claims nothing about it).
+    assert [*decoder.feed(raw), *decoder.close()] == [OLLAMA_LINES[0], *OLLAMA_LINES[2:]]
+    assert decoder.exception == ("error", line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"{not json", b"[1, 2]", b'"text"', b"\xff\xfe"],
+    ids=["bad", "array", "string", "bytes"],
+)
+def test_an_ndjson_line_that_is_no_json_object_stops_reading_and_says_so(line):
+    with pytest.raises(ValueError, match="NDJSON"):
+        NDJSON.event(line, *NO_SHAPE)
+    decoder = EventDecoder(NDJSON)
+    raw = ndjson(OLLAMA_LINES[:1]) + line + b"\n" + ndjson(OLLAMA_LINES[2:])
+    assert [*decoder.feed(raw), *decoder.close()] == OLLAMA_LINES[:1]
+    assert decoder.broken
+    assert "NDJSON" in decoder.failure
+
+
+def rename_back(data: bytes) -> bytes:
+    return data.replace(b"get_weather_1a2b3c4d", b"get.weather")
+
+
+def test_restoring_names_in_ndjson_lines_gives_the_same_stream_at_every_split():
+    lines = json.loads(json.dumps(OLLAMA_LINES))
+    lines[2]["message"]["tool_calls"][0]["function"]["name"] = "get_weather_1a2b3c4d"
+    raw = ndjson(lines)
+    whole = rewriter_for(NDJSON, rename_back)
+    expected = whole(raw) + whole(b"")
+    assert expected == rename_back(raw) and b"1a2b3c4d" not in expected
+    for chunks in every_split(raw):
+        rewriter = rewriter_for(NDJSON, rename_back)
+        out = [rewriter(c) for c in chunks if c] + [rewriter(b"")]
+        assert b"".join(out) == expected
+    for k in range(len(raw) + 1):
+        # The whole lines of the first piece go on at once; only an unfinished one waits.
+        first = rewriter_for(NDJSON, rename_back)(raw[:k])
+        assert first == rename_back(raw[: raw.rfind(b"\n", 0, k) + 1])

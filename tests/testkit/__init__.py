@@ -82,6 +82,7 @@ from tests.testkit.streams import aws_chunk
 from tests.testkit.streams import aws_event
 from tests.testkit.streams import aws_stream
 from tests.testkit.streams import every_split
+from tests.testkit.streams import ndjson
 from tests.testkit.streams import sent_on
 from tests.testkit.streams import sse
 from tests.testkit.streams import zstd_compress
@@ -120,6 +121,7 @@ __all__ = [
     "chromium_path",
     "cut_file",
     "every_split",
+    "ndjson",
     "exchange_for",
     "fixtures_of",
     "found",

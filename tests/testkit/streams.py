@@ -1,4 +1,4 @@
-"""Raw streamed bodies (SSE and AWS event streams), built independently of the code that
+"""Raw streamed bodies (SSE, AWS event streams, NDJSON), built independently of the code that
 reads them."""
 
 from __future__ import annotations
@@ -8,7 +8,16 @@ import json
 import struct
 import zlib
 
-__all__ = ["aws_chunk", "aws_event", "aws_stream", "every_split", "sent_on", "sse", "zstd_compress"]
+__all__ = [
+    "aws_chunk",
+    "aws_event",
+    "aws_stream",
+    "every_split",
+    "ndjson",
+    "sent_on",
+    "sse",
+    "zstd_compress",
+]
 
 
 def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
@@ -18,6 +27,15 @@ def sse(events: list, newline: bytes = b"\n", done: bool = True) -> bytes:
         out += b"data: " + data + newline + newline
     if done:
         out += b"data: [DONE]" + newline + newline
+    return out
+
+
+def ndjson(events: list, newline: bytes = b"\n") -> bytes:
+    """One JSON object a line, as Ollama streams (compact, raw UTF-8, as Go's encoder writes)."""
+    out = b""
+    for event in events:
+        data = event if isinstance(event, bytes) else json.dumps(event, ensure_ascii=False).encode()
+        out += data + newline
     return out
 
 
