@@ -84,7 +84,10 @@ class AliasPlan:
 
 def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> AliasPlan:
     """An alias for every name ``rule`` rejects, at every place the request holds it.
-    ``keep``: places another fix already rewrites."""
+    ``keep``: places another fix already rewrites. A rule the provider does not enforce
+    rejects nothing it would: nothing is renamed under it."""
+    if not rule.enforced:
+        return AliasPlan()
     valid = valid_name_pattern(rule).fullmatch
     # Built-in tools are named by their type, and names inside a Responses namespace
     # follow the namespace's own rule: neither is the provider's function-name rule, so

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 __all__ = [
     "CATALOGUE",
+    "CHOICE_IGNORED",
     "CHOICE_MALFORMED",
     "CHOICE_NOT_IN_TOOLS",
     "CHOICE_WITHOUT_TOOLS",
@@ -50,6 +51,7 @@ TOOLS_EMPTY = "tools-empty"
 CHOICE_NOT_IN_TOOLS = "choice-not-in-tools"
 CHOICE_WITHOUT_TOOLS = "choice-without-tools"
 CHOICE_MALFORMED = "choice-malformed"
+CHOICE_IGNORED = "choice-ignored"
 HISTORY_NAME_INVALID = "history-name-invalid"
 HISTORY_WITHOUT_TOOLS = "history-without-tools"
 REQUEST_UNREADABLE = "request-unreadable"
@@ -86,6 +88,9 @@ CATALOGUE: dict[str, CodeInfo] = {
     ),
     CHOICE_WITHOUT_TOOLS: CodeInfo("request", "a tool choice is set but no tools are offered"),
     CHOICE_MALFORMED: CodeInfo("request", "a tool choice is not shaped as the format requires"),
+    CHOICE_IGNORED: CodeInfo(
+        "request", "a tool choice is sent to a server that ignores it (Ollama): the model chooses"
+    ),
     HISTORY_NAME_INVALID: CodeInfo("request", "a call in the history has a name the rule rejects"),
     HISTORY_WITHOUT_TOOLS: CodeInfo(
         "request", "the history holds tool use but no tools are offered"

@@ -41,6 +41,10 @@ _HOST_RULES: tuple[tuple[str, str], ...] = (
     ("aiplatform.*.rep.googleapis.com", "gemini"),
     ("api.anthropic.com", "anthropic"),
     ("bedrock-runtime.*.amazonaws.com", "bedrock"),
+    # Ollama's default port (docs/providers.md §11): whatever API it is asked in, Ollama
+    # limits no names and ignores tool_choice. A pattern with a port is matched against
+    # host:port; Ollama on another port is named with toolnames_rule='HOST:PORT=ollama'.
+    ("*:11434", "ollama"),
 )
 
 
@@ -95,6 +99,6 @@ def _choose_rule(
             return override.rule
     if host_decides:
         for pattern, rule in _HOST_RULES:
-            if fnmatch.fnmatchcase(host, pattern):
+            if fnmatch.fnmatchcase((with_port or "") if ":" in pattern else host, pattern):
                 return rule
     return default

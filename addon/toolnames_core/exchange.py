@@ -223,7 +223,7 @@ class Exchange:
             choices,
             carried=self.format.carried,
         )
-        self.fix_skipped = done.skipped + self._namespaced_left(view)
+        self.fix_skipped = done.skipped + self._namespaced_left(view) + self._unenforced_left()
         self._note_skipped()
         if done.content is None:
             return
@@ -259,6 +259,23 @@ class Exchange:
             )
             for f in self.request_findings
             if f.severity == "error" and f.path in places
+        ]
+
+    def _unenforced_left(self) -> list[SkippedFix]:
+        """Under a rule its provider does not enforce (Ollama's), fix mode renames nothing:
+        the provider takes every name, so no name is rejected; a name it still warns about
+        (empty, offered twice) is left as sent, and the finding says why."""
+        if self.rule.enforced:
+            return []
+        names = {ref.path: ref.name for ref in self.view.tools}
+        why = (
+            f"was left as sent: rule {self.rule.id} limits no names (the provider takes any), "
+            "so fix mode renames none; toolnames_rule='HOST=RULE' renames under another rule"
+        )
+        return [
+            SkippedFix(f.path, names[f.path], why)
+            for f in self.request_findings
+            if f.code in (codes.NAME_EMPTY, codes.NAME_DUPLICATE) and f.path in names
         ]
 
     def _note_skipped(self) -> None:

@@ -61,6 +61,9 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
     seen: dict[str, list[str]] = defaultdict(list)
     valid = valid_name_pattern(rule).fullmatch
     said = _remembered(rule)
+    # A rule its provider does not enforce (Ollama's) still warns: the provider takes the
+    # name, the model cannot use it.
+    severity = "error" if rule.enforced else "warning"
     for tool in view.tools:
         if tool.kind == "builtin":
             continue
@@ -73,7 +76,7 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
         if found is None:
             described = describe_name(tool.name)
             found = said[key] = tuple(
-                Finding(code, "error", path, f"{path} {described} {reason}", rule.id)
+                Finding(code, severity, path, f"{path} {described} {reason}", rule.id)
                 for code, reason in name_violations(tool.name, rule)
             )
         findings += found
@@ -147,6 +150,8 @@ def check_choices(
 
 
 def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
+    if not rule.enforced:
+        return []  # the provider rejects no name in the history; the calls were judged then
     findings = []
     valid = valid_name_pattern(rule).fullmatch
     said = _remembered(rule)
@@ -178,9 +183,26 @@ def check_request(view: RequestView, rule: NameRule, fmt: WireFormat) -> list[Fi
     ``rule``. A batch's requests (``view.parts``) are checked each alone."""
     if view.parts:
         return [*view.problems, *(f for part in view.parts for f in check_request(part, rule, fmt))]
+    if rule.honours_choice:
+        choices = check_choices(view, fmt.choice_lists, fmt.none_needs_tools)
+    else:
+        choices = ignored_choices(view, rule)
+    return [*view.problems, *check_tools(view, rule), *choices, *check_history(view, rule)]
+
+
+def ignored_choices(view: RequestView, rule: NameRule) -> list[Finding]:
+    """A tool choice other than auto, sent to a provider that ignores tool choices (Ollama,
+    on its OpenAI- and Anthropic-compatible endpoints, docs/providers.md §11): the request
+    goes through, and the model chooses as with auto, so a forced tool may never be called."""
     return [
-        *view.problems,
-        *check_tools(view, rule),
-        *check_choices(view, fmt.choice_lists, fmt.none_needs_tools),
-        *check_history(view, rule),
+        Finding(
+            codes.CHOICE_IGNORED,
+            "warning",
+            choice.path,
+            f"{choice.path} {_choice_text(choice)}, but this server (rule {rule.id}) ignores tool "
+            "choices: the model chooses as with auto (it may call another tool, or none)",
+            rule.id,
+        )
+        for choice in view.choices
+        if choice.mode != "auto"
     ]

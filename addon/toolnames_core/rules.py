@@ -21,8 +21,16 @@ class NameRule:
     first: str | None = None  # allowed first characters, same notation
     rejects_duplicates: bool = False
     source: str = ""
+    # Whether the provider rejects a request whose names break the rule. A provider that
+    # validates no names (Ollama) has a rule that limits none: what toolnames still says
+    # under it (an empty or duplicate name) is a warning, and fix mode renames nothing.
+    enforced: bool = True
+    # Whether the provider honours a forced tool choice; Ollama ignores tool_choice.
+    honours_choice: bool = True
 
     def describe(self) -> str:
+        if not self.enforced:
+            return f"{self.id} (any name: the provider checks none)"
         parts = [self.chars]
         if self.first:
             parts.append(f"first {self.first}")
@@ -32,6 +40,8 @@ class NameRule:
 
 
 _OPENAI_CHARS = "a-zA-Z0-9_-"
+# Every character: the rule of a provider that limits none.
+ANY_CHARS = r"\s\S"
 
 RULES: dict[str, NameRule] = {
     r.id: r
@@ -69,6 +79,16 @@ RULES: dict[str, NameRule] = {
         ),
         # docs/providers.md §10: "(A-Za-z0-9_) and can't begin with a digit"; no length limit found.
         NameRule("cohere", "A-Za-z0-9_", None, first="A-Za-z_", source="docs/providers.md §10"),
+        # docs/providers.md §11: Ollama validates no names (its api/types.go takes any string),
+        # and ignores tool_choice on its OpenAI- and Anthropic-compatible endpoints.
+        NameRule(
+            "ollama",
+            ANY_CHARS,
+            None,
+            enforced=False,
+            honours_choice=False,
+            source="docs/providers.md §11",
+        ),
         # docs/providers.md §1.1: the one rule every provider above accepts.
         NameRule(
             "portable",
@@ -85,8 +105,14 @@ RULES: dict[str, NameRule] = {
 # MCP's own rule for the names a server lists, which is no provider's (so not among RULES):
 # docs/providers.md §21, "SHOULD be between 1 and 128 characters", A-Z, a-z, 0-9, _, -, .
 MCP_RULE = NameRule("mcp", "A-Za-z0-9_.-", 128, source="docs/providers.md §21")
-# The rules of providers, for "which of them reject this name" (portable is no provider).
-PROVIDER_RULES = tuple(rule for rule_id, rule in RULES.items() if rule_id != "portable")
+# The rules of providers, for "which of them reject this name" (portable is no provider; a
+# rule the provider does not enforce rejects nothing it would).
+PROVIDER_RULES = tuple(
+    rule for rule_id, rule in RULES.items() if rule_id != "portable" and rule.enforced
+)
+# The rules toolnames advises a host to be checked under, when its verdict and the rule
+# differ: a rule that limits no names is never advice (it would turn the checks off).
+ADVISED_RULES = {rule_id: rule for rule_id, rule in RULES.items() if rule.enforced}
 
 
 def rule_named(rule_id: str) -> NameRule:
@@ -148,6 +174,9 @@ def name_violations(name: str, rule: NameRule) -> list[tuple[str, str]]:
 
 def _violations_of(name: str, rule: NameRule) -> list[tuple[str, str]]:
     if name == "":
+        if not rule.enforced:
+            why = f"is empty; rule {rule.describe()} lets it pass, but no model can call it"
+            return [(codes.NAME_EMPTY, why)]
         return [
             (codes.NAME_EMPTY, f"is empty; rule {rule.describe()} needs at least one character")
         ]

@@ -17,8 +17,9 @@ from toolnames_core.names import describe_name
 from toolnames_core.names import escape_text
 from toolnames_core.names import quote_name
 from toolnames_core.rejections import Rejection
-from toolnames_core.rules import RULES
+from toolnames_core.rules import ADVISED_RULES
 from toolnames_core.rules import name_violations
+from toolnames_core.rules import rule_named
 
 __all__ = ["RULE_CODES", "accepted_findings", "confirmations", "rejected_findings", "same_place"]
 
@@ -152,7 +153,7 @@ def rejected_findings(
         )
         missed = predicted is None or predicted.severity != "error"
         if judge_rule and missed and r.place in ("tool", "history") and r.name is not None:
-            rejecting = [rid for rid, nr in RULES.items() if name_violations(r.name, nr)]
+            rejecting = [rid for rid, nr in ADVISED_RULES.items() if name_violations(r.name, nr)]
             found.append(
                 Finding(
                     codes.RULE_DISAGREES,
@@ -187,9 +188,9 @@ def _fix_rejected(
             "name did not work, and the request failed",
         )
     ]
-    broken = name_violations(r.name, RULES[rule])
+    broken = name_violations(r.name, rule_named(rule))
     if rewrite == ALIAS_REWRITE and r.place in ("tool", "history") and not broken:
-        rejecting = [rid for rid, nr in RULES.items() if name_violations(r.name, nr)]
+        rejecting = [rid for rid, nr in ADVISED_RULES.items() if name_violations(r.name, nr)]
         found.append(
             Finding(
                 codes.RULE_DISAGREES,
@@ -222,7 +223,7 @@ def accepted_findings(
         name = names[path]
         accepting = [
             rid
-            for rid, nr in RULES.items()
+            for rid, nr in ADVISED_RULES.items()
             if rid != rule
             and not name_violations(name, nr)
             and (codes.NAME_DUPLICATE not in broken or not nr.rejects_duplicates)

@@ -2,8 +2,8 @@
 
 One module per format, named like the addon's adapters (toolnames_core/formats/):
 openai_chat, openai_responses, anthropic_messages, anthropic_vertex (with token counting),
-anthropic_batches, gemini, bedrock_converse, bedrock_invoke (with token counting), cohere_chat; what
-they share is in shared.py. The HTTP side is server.py.
+anthropic_batches, gemini, bedrock_converse, bedrock_invoke (with token counting), cohere_chat,
+ollama; what they share is in shared.py. The HTTP side is server.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from standin.bedrock_invoke import BedrockCountTokens
 from standin.bedrock_invoke import BedrockInvoke
 from standin.cohere_chat import CohereChat
 from standin.gemini import Gemini
+from standin.ollama import Ollama
 from standin.openai_chat import ChatCompletions
 from standin.openai_responses import Responses
 from standin.shared import StandinFormat
@@ -39,12 +40,13 @@ FORMATS: tuple[StandinFormat, ...] = (
     BedrockInvoke(),
     CohereChat(),
     BedrockCountTokens(),
+    Ollama(),
 )
 
 
 class Route(NamedTuple):
     format: StandinFormat
-    mode: str  # "json", "stream", or "body" (see StandinFormat.mode_for)
+    mode: str  # "json", "stream", "body" or "body-streams" (see StandinFormat.mode_for)
 
 
 def route(path: str) -> Route | None:

@@ -239,13 +239,23 @@ class _Handler(BaseHTTPRequestHandler):
         except ProviderError as err:
             return self._send_error(err)
         turn = fmt.decide(body, path, raw, self.headers.get("x-standin-call", ""))
-        streaming = mode == "stream" or (mode == "body" and body.get("stream") is True)
+        streaming = (
+            mode == "stream"
+            or (mode == "body" and body.get("stream") is True)
+            or (mode == "body-streams" and body.get("stream") is not False)
+        )
         if not streaming:
             corrupt = self.headers.get("x-standin-corrupt-gzip")
             if corrupt:
                 return self._send_corrupt_gzip(fmt.render(turn, body), corrupt)
             return self._send_json(200, fmt.render(turn, body))
-        self._send_stream(fmt.stream_content_type(query), fmt.events(turn, body, query))
+        events = fmt.events(turn, body, query)
+        failing = self.headers.get("x-standin-stream-error")
+        if failing:
+            # The provider's error once the answer has begun, in its own framing, after the
+            # first event: what a model that fails mid-answer sends.
+            events = [*events[:1], fmt.stream_error(failing)]
+        self._send_stream(fmt.stream_content_type(query), events)
 
     # -- response side ------------------------------------------------------
 

@@ -150,11 +150,16 @@ class StandinFormat:
 
     def mode_for(self, path: str) -> str | None:
         """How a request to this path (no query) is answered, None if the path is not ours:
-        "json", "stream", or "body" (streamed when the body says "stream": true)."""
+        "json", "stream", "body" (streamed when the body says "stream": true) or
+        "body-streams" (streamed unless the body says "stream": false)."""
         raise NotImplementedError
 
     def stream_content_type(self, query: str) -> str:
         return "text/event-stream"
+
+    def stream_error(self, message: str) -> bytes:
+        """The provider's error sent inside a stream that has begun (x-standin-stream-error)."""
+        raise ValueError(f"{type(self).__name__} sends no error inside a stream")
 
     def error(self, message: str, **extra) -> ProviderError:
         raise NotImplementedError

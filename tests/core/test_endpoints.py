@@ -178,3 +178,24 @@ def test_unknown_rule_error_lists_every_rule():
 
 def test_endpoints_exposes_the_rule_table_the_addon_lists():
     assert endpoints.RULES is RULES
+
+
+@pytest.mark.parametrize(
+    ("api", "port", "rule"),
+    [
+        ("openai-chat", 11434, "ollama"),
+        ("openai-responses", 11434, "ollama"),
+        ("anthropic-messages", 11434, "ollama"),
+        ("openai-chat", 11435, "openai"),
+        ("openai-chat", None, "openai"),
+        ("ollama", 8080, "ollama"),
+    ],
+)
+def test_ollamas_default_port_makes_the_host_known_to_be_ollama(api, port, rule):
+    assert choose_rule(FORMATS[api], "localhost", (), port).id == rule
+
+
+def test_an_ollama_elsewhere_is_named_by_an_override_with_its_port():
+    override = (parse_rule_override("gpu-box:8000=ollama"),)
+    assert choose_rule(FORMATS["openai-chat"], "gpu-box", override, 8000).id == "ollama"
+    assert choose_rule(FORMATS["openai-chat"], "gpu-box", override, 8001).id == "openai"

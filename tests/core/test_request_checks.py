@@ -535,3 +535,51 @@ def test_a_request_sent_again_gets_the_same_findings_each_under_its_own_rule_and
     assert findings(moved)[0].message.startswith("tools[1].function.name 'get.weather'")
     assert findings(body, "gemini") == []  # gemini allows dots
     assert [f.rule for f in findings(body, "azure")] == ["azure", "azure"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        (
+            "/v1/chat/completions",
+            {
+                "tools": [{"type": "function", "function": {"name": "a.b"}}],
+                "tool_choice": "required",
+            },
+            'tool_choice is "required"',
+        ),
+        (
+            "/v1/chat/completions",
+            {
+                "tools": [{"type": "function", "function": {"name": "a"}}],
+                "tool_choice": {"type": "function", "function": {"name": "elsewhere"}},
+            },
+            "tool_choice names 'elsewhere'",
+        ),
+        (
+            "/v1/messages",
+            {
+                "tools": [{"name": "a", "input_schema": {}}],
+                "tool_choice": {"type": "tool", "name": "a"},
+            },
+            "tool_choice names 'a'",
+        ),
+    ],
+)
+def test_a_forced_choice_sent_to_ollama_is_a_warning_that_it_is_ignored(path, body, said):
+    exchange = Exchange.for_request("POST", path, "localhost", 11434)
+    exchange.check_request(json.dumps({"messages": [], **body}).encode())
+    (finding,) = exchange.findings
+    assert (finding.code, finding.severity, finding.rule) == ("choice-ignored", "warning", "ollama")
+    assert said in finding.message and "ignores tool choices" in finding.message
+    # The same request elsewhere: a choice naming no offered tool is the error it is there.
+    elsewhere = Exchange.for_request("POST", path, "localhost", 8080)
+    elsewhere.check_request(json.dumps({"messages": [], **body}).encode())
+    assert "choice-ignored" not in {f.code for f in elsewhere.findings}
+
+
+def test_auto_sent_to_ollama_is_nothing_to_say():
+    exchange = Exchange.for_request("POST", "/v1/chat/completions", "localhost", 11434)
+    tools = [{"type": "function", "function": {"name": "a"}}]
+    exchange.check_request(json.dumps({"tools": tools, "tool_choice": "auto"}).encode())
+    assert exchange.findings == []

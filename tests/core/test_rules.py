@@ -2,6 +2,8 @@
 
 import pytest
 
+from toolnames_core.rules import ADVISED_RULES
+from toolnames_core.rules import PROVIDER_RULES
 from toolnames_core.rules import RULES
 from toolnames_core.rules import name_violations
 from toolnames_core.rules import rule_named
@@ -63,6 +65,9 @@ VIOLATIONS = [
     ("cohere", "get-weather", [CHARS]),
     ("cohere", "9lives", [START]),
     ("cohere", "", [EMPTY]),
+    ("ollama", "github.create_issue", []),
+    ("ollama", "a b/" * 100, []),
+    ("ollama", "", [EMPTY]),
     # Portable: what every provider above accepts.
     ("portable", "get_weather", []),
     ("portable", "_private", []),
@@ -177,3 +182,15 @@ def test_a_rule_of_the_same_id_with_other_characters_gets_its_own_patterns():
     assert [c for c, _ in name_violations("a.b", rule)] == ["name-invalid-chars"]
     assert name_violations("a.b", dotted) == []
     assert [c for c, _ in name_violations("a.b", rule)] == ["name-invalid-chars"]
+
+
+def test_ollamas_rule_limits_no_name_and_is_never_advice():
+    ollama = RULES["ollama"]
+    for name in ("github.create_issue", "x" * 1000, "a b/c:d", "é🙂", "\n"):
+        assert name_violations(name, ollama) == []
+    assert [code for code, _ in name_violations("", ollama)] == ["name-empty"]
+    # A rule that rejects nothing would be every name's "rule that accepts it", and the empty
+    # name's "rule that rejects it": it is neither advice nor a provider that rejects names.
+    assert "ollama" not in ADVISED_RULES
+    assert ollama not in PROVIDER_RULES
+    assert set(ADVISED_RULES) == {r for r, rule in RULES.items() if rule.enforced}

@@ -20,7 +20,9 @@ from tests.testkit import REPO_ROOT
 from tests.testkit import post
 from tests.testkit import toolnames_lines
 
-RULES = "openai, azure, anthropic, gemini, bedrock, mistral, groq, deepseek, cohere, portable"
+RULES = (
+    "openai, azure, anthropic, gemini, bedrock, mistral, groq, deepseek, cohere, ollama, portable"
+)
 BOOLEAN = "accepted: true, false (the option alone means true)"
 
 BAD = [

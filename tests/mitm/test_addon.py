@@ -1581,7 +1581,7 @@ def test_tools_sent_to_a_path_no_format_claims_are_said_unchecked_once_per_host_
             unclaimed_flow(b"/v1/chat", COHERE_TOOLS),
             unclaimed_flow(b"/v1/chat?stream=1", COHERE_TOOLS),  # same path: not said again
             unclaimed_flow(b"/v1/chat", COHERE_TOOLS, host="other.example"),
-            unclaimed_flow(b"/api/chat", {"tools": [{"function": {"name": "x"}}]}),
+            unclaimed_flow(b"/api/v1/chat", {"tools": [{"function": {"name": "x"}}]}),
             unclaimed_flow(b"/model/m/invoke", {"toolConfig": {"tools": [{"toolSpec": {}}]}}),
         ]
         before = [f.request.content for f in sent]
@@ -1591,7 +1591,7 @@ def test_tools_sent_to_a_path_no_format_claims_are_said_unchecked_once_per_host_
     assert [line.split(":", 1)[0] for line in lines] == [
         "POST api.cohere.com/v1/chat",
         "POST other.example/v1/chat",
-        "POST api.cohere.com/api/chat",
+        "POST api.cohere.com/api/v1/chat",
         "POST api.cohere.com/model/m/invoke",
     ]
     assert 'it carries tools ("toolConfig")' in lines[-1]

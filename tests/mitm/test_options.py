@@ -10,7 +10,7 @@ from toolnames_mitm import options
 
 RULES_ACCEPTED = (
     "HOST_PATTERN=RULE, RULE one of openai, azure, anthropic, gemini, bedrock, mistral, groq, "
-    "deepseek, cohere, portable"
+    "deepseek, cohere, ollama, portable"
 )
 
 

@@ -174,6 +174,7 @@ def test_non_json_body_is_rejected_with_400_in_the_providers_shape(provider, pat
         ),
         ("/v2/chat", "CohereChat", "body"),
         ("/model/anthropic.claude-v1%3A0/count-tokens", "BedrockCountTokens", "json"),
+        ("/api/chat", "Ollama", "body-streams"),
     ],
 )
 def test_each_path_is_routed_to_its_format_and_mode(path, name, mode):
@@ -204,6 +205,7 @@ def test_the_formats_are_one_explicit_list_of_one_instance_each():
         "ChatCompletions",
         "CohereChat",
         "Gemini",
+        "Ollama",
         "Responses",
         "VertexCountTokens",
     ]

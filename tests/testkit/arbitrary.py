@@ -21,6 +21,7 @@ from toolnames_core.formats import FORMATS
 from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.framings import AWS_EVENT_STREAM_BASE64
 from toolnames_core.framings import FRAMINGS
+from toolnames_core.framings import NDJSON
 from toolnames_core.streams import EventDecoder
 
 __all__ = [
@@ -399,6 +400,8 @@ def _responses(draw, api: str) -> bytes:
             )
         if FORMATS[api].framing is AWS_EVENT_STREAM_BASE64:
             return b"".join(aws_chunk(e) for e in events if _aws_encodable(e))
+        if FORMATS[api].framing is NDJSON:
+            return b"".join(json.dumps(e).encode() + b"\n" for e in events)
         return b"".join(sse_bytes(e, b"\n") for e in events)
     raw = draw(st.sampled_from(RESPONSE_SEEDS[api]))
     if raw and draw(st.booleans()):

@@ -51,6 +51,7 @@ HOSTS = {
     "bedrock-invoke": "bedrock-runtime.us-east-1.amazonaws.com",
     "cohere-chat": "api.cohere.com",
     "bedrock-count-tokens": "bedrock-runtime.us-east-1.amazonaws.com",
+    "ollama": "localhost",
 }
 REJECTED = json.dumps(
     {

@@ -15,6 +15,7 @@ from toolnames_core.formats import bedrock_count_tokens
 from toolnames_core.formats import bedrock_invoke
 from toolnames_core.formats import cohere_chat
 from toolnames_core.formats import gemini
+from toolnames_core.formats import ollama
 from toolnames_core.formats import openai_chat
 from toolnames_core.formats import openai_responses
 from toolnames_core.formats.base import BlockResponse
@@ -36,6 +37,7 @@ _formats = [
     bedrock_invoke.FORMAT,
     cohere_chat.FORMAT,
     bedrock_count_tokens.FORMAT,
+    ollama.FORMAT,
 ]
 
 FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}

@@ -74,7 +74,7 @@ def test_paths_the_sdks_send_reach_the_format_the_fixture_is_named_after(fixture
         "/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-x:predict",
         "/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-x:rawPredict/more",
         "/v1/chat",  # Cohere v1 (v2 and its OpenAI-compatible API are read)
-        "/api/chat",  # Ollama
+        "/api/generate",  # Ollama's generate takes no tools
         "/v1beta/models/gemini-2.5-flash:countTokens",
         "/v1beta/models/gemini-2.5-flash:embedContent",
         # InvokeModel of models whose bodies are not Anthropic's (Llama, Nova, Mistral).
