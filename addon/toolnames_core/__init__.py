@@ -33,6 +33,7 @@ from toolnames_core.mcp import endpoint_session
 from toolnames_core.mcp import inspect_mcp
 from toolnames_core.mcp import is_mcp_request
 from toolnames_core.mcp import lookup_request
+from toolnames_core.mcp import mcp_server
 from toolnames_core.mcp import read_lookup_answer
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
@@ -112,6 +113,7 @@ __all__ = [
     "has_tool_keys",
     "inspect_exchange",
     "inspect_mcp",
+    "mcp_server",
     "inspect_session",
     "is_mcp_request",
     "is_stream",

@@ -16,6 +16,7 @@ from toolnames_core import McpStream
 from toolnames_core import endpoint_session
 from toolnames_core import is_mcp_request
 from toolnames_core import is_stream
+from toolnames_core import mcp_server
 from toolnames_mitm import flows
 from toolnames_mitm import signing
 from toolnames_mitm.addon import ToolNames
@@ -27,8 +28,9 @@ __all__ = ["McpTraffic", "server_of"]
 
 
 def server_of(request: http.Request) -> str:
-    """The MCP server a request goes to, as host:port (its sessions are its own)."""
-    return f"{flows.host(request)}:{request.port}"
+    """The MCP server a request goes to, as host:port and path (its sessions and names are
+    its own: a gateway serves several MCP servers on one host)."""
+    return mcp_server(f"{flows.host(request)}:{request.port}", request.path)
 
 
 class McpTraffic:
@@ -245,6 +247,13 @@ class McpTraffic:
         tracked.mcp = None
         response = flow.response
         tapped = response is not None and isinstance(response.stream, McpStream)
+        request = flow.request
+        # An HTTP+SSE session lives as long as its stream: its names go with it. (A
+        # Streamable HTTP GET stream, with its session header, may be opened again; DELETE
+        # or a 404 ends that session.)
+        sse_session = exchange.key[1] and not flows.header(request, b"mcp-session-id")
+        if tapped and request.method == "GET" and sse_session and flow.live:
+            self.state.end(exchange.key)
         if response is not None and not tapped and response.raw_content is not None:
             content = flows.content(response) or b""
             content_type = flows.header(response, b"content-type")

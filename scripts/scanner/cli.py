@@ -121,6 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
         f"Rules: {', '.join(RULES)}.",
     )
     parser.add_argument(
+        "--mcp-rule",
+        default="openai",
+        metavar="RULE",
+        help="the rule MCP servers' listed names are held to, as the addon's toolnames_mcp_rule "
+        "option (default openai): names it rejects are warnings, names only other providers "
+        f"reject information. Rules: {', '.join(RULES)}.",
+    )
+    parser.add_argument(
         "--reader",
         choices=("auto", "json", "msgspec"),
         default="auto",
@@ -143,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         overrides = tuple(parse_rule_override(spec) for spec in args.rule)
     except ValueError as e:
         parser.error(f"argument --rule: {e}")
+    if args.mcp_rule not in RULES:
+        parser.error(f"argument --mcp-rule: {args.mcp_rule!r} is not a rule")
     try:
         reader = reader_named(args.reader)
     except ValueError as e:
@@ -164,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         output = TsvOutput(sys.stdout, progress.clear)
     scanner = Scanner(overrides, output, progress, reader)
+    scanner.mcp_rule = args.mcp_rule
     try:
         scanner.run(inputs)
     except Exception:  # noqa: BLE001 - exit 1 would read as "error findings"

@@ -38,6 +38,7 @@ from toolnames_core import Session
 from toolnames_core import inspect_exchange
 from toolnames_core import inspect_mcp
 from toolnames_core import inspect_session
+from toolnames_core import mcp_server
 from toolnames_core import offered_keys
 from toolnames_core import unchecked_text
 
@@ -363,7 +364,7 @@ class Scanner:
         try:
             exchange = inspect_mcp(
                 self.mcp,
-                ex.host,
+                mcp_server(ex.host, ex.path),
                 ex.request_content,
                 ex.status,
                 ex.content_type,

@@ -198,9 +198,30 @@ def test_an_http_sse_stream_is_read_for_the_answers_to_its_sessions_posts():
         event = b"event: message\r\ndata: " + json.dumps(listing).encode() + b"\r\n\r\n"
         out = tap(event) + tap(b"")
         assert DOTTED.encode() not in out and b"github_create_issue_" in out
+        unlisted = mcp_flow(rpc("tools/call", 5, name="delete_repo"), path=post.request.path)
+        del unlisted.request.headers["mcp-session-id"]
+        run(mcp, unlisted)
         mcp.response(stream_flow)
+        # The stream ended, and the session with it: its names are gone.
+        after = mcp_flow(rpc("tools/call", 6, name="delete_repo"), path=post.request.path)
+        del after.request.headers["mcp-session-id"]
+        run(mcp, after)
     assert "toolnames" not in post.metadata  # the 202 holds no listing
     assert stream_flow.metadata["toolnames"]["action"] == "fixed"
+    assert unlisted.metadata["toolnames"]["findings"][0]["severity"] == "warning"
+    assert after.metadata["toolnames"]["findings"][0]["severity"] == "info"
+
+
+def test_mcp_servers_at_two_paths_of_one_host_have_their_own_listings():
+    with running() as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        run(mcp, mcp_flow(rpc("tools/list"), path=b"/github/mcp"), LISTING)
+        jira = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "jira_search"}]}}
+        run(mcp, mcp_flow(rpc("tools/list"), path=b"/jira/mcp"), jira)
+        other = run(mcp, mcp_flow(rpc("tools/call", 2, name=PLAIN), path=b"/jira/mcp"))
+        own = run(mcp, mcp_flow(rpc("tools/call", 3, name=PLAIN), path=b"/github/mcp?x=1"))
+    assert other.metadata["toolnames"]["findings"][0]["code"] == codes.MCP_CALL_UNLISTED
+    assert "toolnames" not in own.metadata
 
 
 def test_another_event_stream_goes_on_as_it_comes_and_gets_no_record():

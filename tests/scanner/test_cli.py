@@ -184,6 +184,7 @@ def test_exit_1_when_any_finding_is_an_error(recordings):
         ([], "the following arguments are required: PATH"),
         (["does-not-exist.mitm"], "no such file or directory: does-not-exist.mitm"),
         (["--rule", "no-equals-sign", "."], "argument --rule: expected HOST_PATTERN=RULE"),
+        (["--mcp-rule", "nosuchrule", "."], "argument --mcp-rule: 'nosuchrule' is not a rule"),
         (
             ["--rule", "*=nosuchrule", "."],
             "argument --rule: unknown rule 'nosuchrule'; known rules: openai",

@@ -273,6 +273,32 @@ def test_mcp_flows_are_found_by_content_and_judged_in_order(capsys, tmp_path):
     assert code == 1  # the header mismatch is an error
 
 
+def test_mcp_rule_chooses_the_rule_listed_names_are_held_to(capsys, tmp_path):
+    long = "a" * 100  # over OpenAI's 64, within Anthropic's 128
+    listing = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": long}]}}
+    path = samples.write_flows(
+        tmp_path / "mcp.mitm",
+        [mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, listing)],
+    )
+    _, rows, _ = scan_json(capsys, path)
+    assert [(r["code"], r["severity"]) for r in rows] == [("mcp-name-rejected", "warning")]
+    _, rows, _ = scan_json(capsys, "--mcp-rule", "anthropic", path)
+    assert [(r["code"], r["severity"]) for r in rows] == [("mcp-name-rejected", "info")]
+
+
+def test_mcp_servers_at_two_paths_of_one_host_are_judged_apart(capsys, tmp_path):
+    listing = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "get_weather"}]}}
+    github = mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, listing)
+    github.request.path = "/github/mcp"
+    call = mcp_flow(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_weather"}},
+        {"jsonrpc": "2.0", "id": 2, "result": {}},
+    )
+    call.request.path = "/jira/mcp"
+    _, rows, _ = scan_json(capsys, samples.write_flows(tmp_path / "mcp.mitm", [github, call]))
+    assert [(r["flow"], r["code"]) for r in rows] == [(1, "mcp-call-unlisted")]
+
+
 def test_a_fixed_mcp_flow_is_reported_as_the_live_addon_recorded_it(capsys, tmp_path):
     listing = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "github.create_issue"}]}}
     flow = mcp_flow({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, listing)

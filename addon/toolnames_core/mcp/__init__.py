@@ -15,8 +15,10 @@ from toolnames_core.mcp.exchange import API
 from toolnames_core.mcp.exchange import UNALIAS_REWRITE
 from toolnames_core.mcp.exchange import McpExchange
 from toolnames_core.mcp.exchange import McpStream
+from toolnames_core.mcp.exchange import endpoint_server
 from toolnames_core.mcp.exchange import endpoint_session
 from toolnames_core.mcp.exchange import inspect_mcp
+from toolnames_core.mcp.exchange import mcp_server
 from toolnames_core.mcp.lookup import LOOKUP_ID
 from toolnames_core.mcp.lookup import LOOKUP_MAX_PAGES
 from toolnames_core.mcp.lookup import LOOKUP_TIMEOUT
@@ -45,9 +47,11 @@ __all__ = [
     "McpState",
     "McpStream",
     "Message",
+    "endpoint_server",
     "endpoint_session",
     "header_value",
     "inspect_mcp",
+    "mcp_server",
     "is_mcp_request",
     "listed_findings",
     "looks_like_alias",

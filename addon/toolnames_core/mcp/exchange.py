@@ -53,8 +53,10 @@ __all__ = [
     "UNALIAS_REWRITE",
     "McpExchange",
     "McpStream",
+    "endpoint_server",
     "endpoint_session",
     "inspect_mcp",
+    "mcp_server",
 ]
 
 API = "mcp"
@@ -77,6 +79,23 @@ def endpoint_session(url: bytes | str) -> str:
     return urllib.parse.unquote(found[1]) if found else ""
 
 
+def mcp_server(authority: str, path: str) -> str:
+    """The MCP server a request goes to: its host:port and the path it is served at, without
+    the query (a gateway serves several servers on one host, each its own sessions and
+    names; HTTP+SSE's POSTs carry the session in the query)."""
+    return authority + urllib.parse.urlsplit(path or "/").path
+
+
+def endpoint_server(server: str, url: bytes | str) -> str:
+    """The server an HTTP+SSE stream's endpoint event sends the client's POSTs to: its
+    URL, relative (as the SDKs send it) or not, resolved against the stream's path, on the
+    stream's host:port (the POSTs' sessions are the stream's)."""
+    text = url.decode("utf-8", "replace") if isinstance(url, bytes) else url
+    authority, slash, path = server.partition("/")
+    target = urllib.parse.urljoin(slash + path, text.strip())
+    return mcp_server(authority, urllib.parse.urlsplit(target).path)
+
+
 def _id_key(value: object) -> str:
     # JSON-RPC ids are strings or numbers, and 1 is not "1". (Whatever json.loads read,
     # json.dumps writes: it nests no deeper than json.loads does.)
@@ -84,7 +103,8 @@ def _id_key(value: object) -> str:
 
 
 class McpExchange:
-    """One MCP request and its answer. ``server``: host:port, ``session_id``: the request's
+    """One MCP request and its answer. ``server``: host:port and path (``mcp_server``),
+    ``session_id``: the request's
     Mcp-Session-Id ("" when it has none: a stateless server's traffic is one session)."""
 
     api = API
@@ -566,7 +586,9 @@ class McpStream:
         if _ENDPOINT_EVENT.search(raw):
             # HTTP+SSE: the URL the client is to POST to names the session.
             self.sniff = False
-            self.exchange.key = (self.exchange.server, endpoint_session(data))
+            server = endpoint_server(self.exchange.server, data)
+            self.exchange.server = server
+            self.exchange.key = (server, endpoint_session(data))
             return raw
         messages = read_messages(data)
         if self.sniff:

@@ -30,7 +30,7 @@ MAX_NAMES = 10_000
 # tools/list requests whose answer is still to come on the session's stream (HTTP+SSE).
 MAX_PENDING = 256
 
-# (the server, as host:port, the Mcp-Session-Id or "" for a server without sessions)
+# (the server, as host:port and path, the Mcp-Session-Id or "" for a server without sessions)
 SessionKey = tuple[str, str]
 
 
@@ -50,6 +50,9 @@ class McpSession:
     # The tools/list requests of this session not answered yet, by JSON-RPC id: the older
     # HTTP+SSE transport answers them on the session's GET stream, not in the POST's answer.
     pending: dict[str, bool] = field(default_factory=dict)
+    # Names in the form of an alias that toolnames, having asked the server, could not send
+    # back under a name of the server's, and why: asked once per session (lookup.py).
+    unrestored: dict[str, str] = field(default_factory=dict)
 
     def expect(self, key: str, continued: bool) -> None:
         """A tools/list request went out (``continued``: with a cursor)."""
@@ -82,9 +85,6 @@ class McpState:
         self.sessions: OrderedDict[SessionKey, McpSession] = OrderedDict()
         # server -> alias -> the server's own name, as fix mode listed it.
         self.aliases: OrderedDict[str, dict[str, str]] = OrderedDict()
-        # (session, name) -> why toolnames, having asked the server, could not send a name
-        # in the form of an alias back under a name of the server's: asked once per session.
-        self.unrestorables: OrderedDict[tuple[SessionKey, str], str] = OrderedDict()
 
     def session(self, key: SessionKey) -> McpSession:
         found = self.sessions.get(key)
@@ -114,13 +114,16 @@ class McpState:
         table.update(aliases)
 
     def remember_unrestorable(self, key: SessionKey, name: str, why: str) -> None:
-        self.unrestorables[(key, name)] = why
-        if len(self.unrestorables) > MAX_SESSIONS:
-            self.unrestorables.popitem(last=False)
+        """Kept with the session (and gone with it), at most MAX_PENDING names."""
+        unrestored = self.session(key).unrestored
+        if len(unrestored) >= MAX_PENDING:
+            unrestored.pop(next(iter(unrestored)))
+        unrestored[name] = why
 
     def unrestorable(self, key: SessionKey, name: str) -> str | None:
         """Why ``name`` was not restored in this session when the server was asked, if it was."""
-        return self.unrestorables.get((key, name))
+        session = self.sessions.get(key)
+        return session.unrestored.get(name) if session is not None else None
 
     def original(self, server: str, alias: str) -> str | None:
         """The server's own name for an alias fix mode listed, if it did."""

@@ -54,8 +54,8 @@ def sse(*bodies: bytes) -> bytes:
     )
 
 
-def send(state, content, *, fix=False, session="s1", **headers):
-    exchange = McpExchange(state, SERVER, session, "openai", **headers)
+def send(state, content, *, fix=False, session="s1", server=SERVER, **headers):
+    exchange = McpExchange(state, server, session, "openai", **headers)
     exchange.check_request(is_mcp_request(content), content, fix=fix)
     return exchange
 
@@ -287,18 +287,20 @@ def test_inspect_mcp_judges_recorded_exchanges_in_order_and_ignores_other_bodies
 
 def test_http_sse_answers_on_the_sessions_stream_are_matched_by_id():
     from toolnames_core.mcp import endpoint_session
+    from toolnames_core.mcp import mcp_server
 
     state = McpState()
-    stream_exchange = McpExchange(state, SERVER, "", "openai")
+    stream_exchange = McpExchange(state, mcp_server(SERVER, "/sse"), "", "openai")
     stream = stream_exchange.stream(fix=True, sniff=True)
     endpoint = b"event: endpoint\r\ndata: /messages/?session_id=abc123\r\n\r\n"
     assert stream(endpoint) == endpoint
+    # The session is the POSTs' server's: the endpoint's path, not the stream's.
+    posts = mcp_server(SERVER, "/messages/?session_id=abc123")
+    assert posts == SERVER + "/messages/"
     assert (
-        stream_exchange.key
-        == (SERVER, "abc123")
-        == (SERVER, endpoint_session("/m?sessionId=abc123"))
+        stream_exchange.key == (posts, "abc123") == (posts, endpoint_session("/m?sessionId=abc123"))
     )
-    post = send(state, rpc("tools/list", 5), fix=True, session="abc123")
+    post = send(state, rpc("tools/list", 5), fix=True, session="abc123", server=posts)
     assert post.check_answer(202, "text/plain", b"Accepted", fix=True) is None
     assert post.findings == []
     event = sse(listing([DOTTED], id_=5))
@@ -306,8 +308,47 @@ def test_http_sse_answers_on_the_sessions_stream_are_matched_by_id():
     assert out == event.replace(DOTTED.encode(), alias(DOTTED).encode())
     assert [f.code for f in stream_exchange.findings] == [codes.MCP_NAME_REJECTED]
     # The call of the alias, POSTed to the session's endpoint, reaches the server's tool.
-    call = send(state, rpc("tools/call", 6, name=alias(DOTTED)), fix=True, session="abc123")
+    call = send(
+        state, rpc("tools/call", 6, name=alias(DOTTED)), fix=True, session="abc123", server=posts
+    )
     assert call.findings == [] and json.loads(call.new_body)["params"]["name"] == DOTTED
+
+
+@pytest.mark.parametrize(
+    ("stream", "url", "server"),
+    [
+        ("/sse", "/messages/?session_id=a", "/messages/"),
+        ("/mcp/sse", "messages?sessionId=a", "/mcp/messages"),  # relative to the stream
+        ("/sse", "http://127.0.0.1:8000/gw/messages?session_id=a", "/gw/messages"),
+    ],
+)
+def test_an_endpoint_names_the_server_its_posts_go_to(stream, url, server):
+    from toolnames_core.mcp import endpoint_server
+    from toolnames_core.mcp import mcp_server
+
+    assert endpoint_server(mcp_server(SERVER, stream), url) == SERVER + server
+
+
+def test_servers_on_one_host_at_two_paths_have_their_own_sessions_and_names():
+    """A gateway serving two stateless MCP servers: one's listing explains no call of the
+    other's, and one's aliases are not the other's."""
+    from toolnames_core.mcp import mcp_server
+
+    state = McpState()
+    github, jira = mcp_server(SERVER, "/github/mcp"), mcp_server(SERVER, "/jira/mcp?x=1")
+    send(state, rpc("tools/list"), fix=True, session="", server=github).check_answer(
+        200, "application/json", listing([DOTTED, PLAIN]), fix=True
+    )
+    send(state, rpc("tools/list"), fix=True, session="", server=jira).check_answer(
+        200, "application/json", listing(["jira_search"]), fix=True
+    )
+    call = send(state, rpc("tools/call", 2, name=PLAIN), session="", server=jira)
+    assert codes_of(call) == [codes.MCP_CALL_UNLISTED]
+    aliased = send(
+        state, rpc("tools/call", 3, name=alias(DOTTED)), fix=True, session="", server=jira
+    )
+    assert aliased.new_body is None
+    assert codes_of(send(state, rpc("tools/call", 4, name=PLAIN), session="", server=github)) == []
 
 
 def test_a_get_stream_that_is_no_mcp_goes_on_unread():
