@@ -394,7 +394,7 @@ class ToolNames:
                 # (unless the check found the answer unreadable: then it goes on as it came).
                 restored = exchange.restore(content) if flow.live else None
                 if restored is not None:
-                    response.content = restored
+                    flows.set_body(response, restored)
         else:
             exchange.response_unread(status, STREAMED_UNREAD)
         recorded = None

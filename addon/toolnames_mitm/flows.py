@@ -49,6 +49,7 @@ __all__ = [
     "record",
     "recorded",
     "request_content",
+    "set_body",
     "session_for",
     "unclaimed",
     "show",
@@ -82,6 +83,35 @@ def content(message: http.Message, strict: bool = False) -> bytes | None:
     if header(message, b"content-encoding"):
         return message.get_content(strict=strict)
     return message.raw_content
+
+
+def set_body(message: http.Message, body: bytes) -> None:
+    """``message.content = body``, byte for byte with the headers it sets, in one walk of
+    the fields where mitmproxy's set_content takes three (each Headers lookup calls three
+    Python functions a field): fix mode sets a request's body and an answer's, and asks
+    for the answer uncompressed. With a Content-Encoding, mitmproxy's own setter encodes."""
+    fields = message.headers.fields
+    lowered = [k.lower() for k, _ in fields]
+    if b"content-encoding" in lowered:
+        message.content = body
+        return
+    message.raw_content = body
+    if b"transfer-encoding" in lowered:
+        return  # set_content leaves the length to the framing then (RFC 9112 6.2)
+    length = str(len(body)).encode()
+    # What Headers["content-length"] = ... does (MultiDict.set_all): the first
+    # Content-Length takes the value, later ones go, and one is added last if there was none.
+    out = []
+    put = False
+    for field, low in zip(fields, lowered, strict=True):
+        if low != b"content-length":
+            out.append(field)
+        elif not put:
+            out.append((field[0], length))
+            put = True
+    if not put:
+        out.append((b"content-length", length))
+    message.headers.fields = tuple(out)
 
 
 def request_content(message: http.Message, max_body: int) -> tuple[bytes, str | None]:
@@ -268,7 +298,7 @@ def apply(
     block answer, the record, marker and comment. The comment, or None when the flow is
     not flagged."""
     if exchange.new_body is not None:
-        flow.request.content = exchange.new_body
+        set_body(flow.request, exchange.new_body)
         # The answer's names go back to the app: it must come uncompressed (exchange.py).
         accept = exchange.answer_encoding(flow.request.headers.get("accept-encoding", ""))
         if accept is not None:

@@ -96,6 +96,32 @@ def test_content_is_what_get_content_gives(encoding, strict):
 
 
 @pytest.mark.parametrize(
+    "fields",
+    [
+        [],
+        [(b"Content-Type", b"application/json"), (b"Content-Length", b"2")],
+        [(b"content-length", b"13"), (b"X-Other", b"1")],  # the length it already has
+        [(b"Content-Length", b"1"), (b"x", b"y"), (b"CONTENT-LENGTH", b"2")],  # two: one stays
+        [(b"transfer-encoding", b"chunked"), (b"content-length", b"5")],  # the framing decides
+        [(b"Content-Encoding", b"gzip"), (b"content-length", b"3")],  # encoded by mitmproxy
+        [(b"content-encoding", b"identity")],
+        [(b"content-encoding", b"")],
+        [(b"content-encoding", b"nonsense"), (b"content-length", b"3")],  # dropped, as mitmproxy
+    ],
+)
+@pytest.mark.parametrize("body", [b'{"tools": [1]}', b""])
+def test_set_body_sets_what_setting_content_sets(fields, body):
+    ours, theirs = tflow.tflow(resp=True), tflow.tflow(resp=True)
+    for f in (ours, theirs):
+        f.request.headers = http.Headers(fields)
+        f.request.raw_content = b"old body"
+    mitm_flows.set_body(ours.request, body)
+    theirs.request.content = body
+    assert ours.request.headers.fields == theirs.request.headers.fields
+    assert ours.request.raw_content == theirs.request.raw_content
+
+
+@pytest.mark.parametrize(
     "version,chunked", [("HTTP/1.1", True), ("HTTP/1.0", False), ("HTTP/2.0", False)]
 )
 def test_an_unsized_response_is_framed_as_its_client_allows(version, chunked):
