@@ -4,7 +4,8 @@ API (``/compatibility/v1/chat/completions``) is Chat Completions, read by openai
 How this adapter maps the format onto the shared model:
 
 - ``tools[]`` are ``{"type": "function", "function": {"name", "description", "parameters"}}``;
-  the name is at ``tools[i].function.name``. Function tools are the only kind v2 has.
+  the name is at ``tools[i].function.name``. Function tools are the only kind v2 has. They
+  and the history's calls are read as Chat Completions' are (formats/openai_common.py).
 - ``tool_choice`` is a string, ``"REQUIRED"`` or ``"NONE"`` only (upper case): ``REQUIRED``
   -> "required" (the docs: the ``tools`` parameter must be passed), ``NONE`` -> "none".
   There is no named form: any other value, an object naming a tool included, is a
@@ -36,6 +37,9 @@ from toolnames_core.findings import shown
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.openai_common import FunctionObjects
+from toolnames_core.formats.openai_common import read_function_calls
+from toolnames_core.formats.openai_common import read_function_tools
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -51,35 +55,15 @@ _CHOICE_HELP = (
 )
 
 
-def _function_name(obj: object, where: tuple, view: RequestView, what: str) -> NameRef | None:
-    """The name of a function tool or call at ``where`` (``tools[0]``), or a finding."""
-    if not isinstance(obj, dict):
-        view.problems.append(malformed(where, "an object", obj))
-        return None
-    kind = obj.get("type", "function")
-    if kind != "function":
-        view.problems.append(malformed((*where, "type"), f'"function" (a {what})', kind))
-        return None
-    inner = obj.get("function")
-    if not isinstance(inner, dict):
-        view.problems.append(malformed((*where, "function"), "an object", inner))
-        return None
-    name = inner.get("name")
-    if not isinstance(name, str):
-        view.problems.append(malformed((*where, "function", "name"), "a string", name))
-        return None
-    return NameRef(name, (*where, "function", "name"), "function")
-
-
-def _read_tools(tools: object, view: RequestView) -> None:
-    view.tools_given = True
-    if not isinstance(tools, list):
-        view.problems.append(malformed(("tools",), "an array", tools))
-        return
-    for i, tool in enumerate(tools):
-        ref = _function_name(tool, ("tools", i), view, "function tool")
-        if ref:
-            view.tools.append(ref)
+# Function tools are the only kind v2 has, in tools and in the history alike.
+_TOOLS = FunctionObjects(
+    ("function",),
+    default="function",
+    other=lambda where, kind: malformed(where, '"function" (a function tool)', kind),
+)
+_CALLS = _TOOLS._replace(
+    other=lambda where, kind: malformed(where, '"function" (a function call)', kind)
+)
 
 
 def _read_tool_choice(value: object, view: RequestView) -> None:
@@ -98,21 +82,14 @@ def _read_history(messages: object, view: RequestView) -> None:
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
         calls = message.get("tool_calls")
-        if calls is None:
-            continue
-        if not isinstance(calls, list):
-            view.problems.append(malformed(("messages", i, "tool_calls"), "an array", calls))
-            continue
-        for j, call in enumerate(calls):
-            ref = _function_name(call, ("messages", i, "tool_calls", j), view, "function call")
-            if ref:
-                view.history.append(ref)
+        if calls is not None:
+            read_function_calls(calls, ("messages", i, "tool_calls"), view, _CALLS)
 
 
 def read_request(body: dict) -> RequestView:
     view = RequestView(API, streaming=body.get("stream") is True)
     if body.get("tools") is not None:
-        _read_tools(body["tools"], view)
+        read_function_tools(body["tools"], view, _TOOLS)
     if body.get("tool_choice") is not None:
         _read_tool_choice(body["tool_choice"], view)
     _read_history(body.get("messages"), view)

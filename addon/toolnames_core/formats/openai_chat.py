@@ -16,13 +16,18 @@ from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
 from toolnames_core.formats.openai_common import PARALLEL_WRAPPERS
+from toolnames_core.formats.openai_common import FunctionObjects
+from toolnames_core.formats.openai_common import function_name
+from toolnames_core.formats.openai_common import read_function_tools
 from toolnames_core.formats.openai_common import with_unwrapped
 from toolnames_core.formats.openai_common import wrapper_restore
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
+from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.model import format_path
 
 API = "openai-chat"
 _TOOL_KINDS = ("function", "custom")
@@ -43,49 +48,36 @@ def _name_at(
     return NameRef(name, where, kind)
 
 
+def _other_tool_type(where: JsonPath, kind: object) -> Finding:
+    path = format_path(where)
+    return Finding(
+        codes.TOOL_MALFORMED,
+        "error",
+        path,
+        f'{path} is {json.dumps(kind)}, expected "function" or "custom"',
+    )
+
+
+# Tools must say their type; a call in the history that says another is read as a function's.
+_TOOLS = FunctionObjects(
+    _TOOL_KINDS,
+    default=None,
+    other=_other_tool_type,
+    # docs/providers.md §2: OpenAI answers `tools: []` with 400 empty_array.
+    empty=Finding(
+        codes.TOOLS_EMPTY,
+        "error",
+        "tools",
+        "tools is an empty array; OpenAI rejects it (empty_array): "
+        "send at least one tool or leave tools out",
+    ),
+)
+_CALLS = FunctionObjects(_TOOL_KINDS, default="function", other=None)
+
+
 def _read_tools(body: dict, view: RequestView) -> None:
     if body.get("tools") is not None:
-        view.tools_given = True
-        tools = body["tools"]
-        if not isinstance(tools, list):
-            view.problems.append(malformed(("tools",), "an array", tools))
-        elif not tools:
-            # docs/providers.md §2: OpenAI answers `tools: []` with 400 empty_array.
-            view.problems.append(
-                Finding(
-                    codes.TOOLS_EMPTY,
-                    "error",
-                    "tools",
-                    "tools is an empty array; OpenAI rejects it (empty_array): "
-                    "send at least one tool or leave tools out",
-                )
-            )
-        else:
-            append = view.tools.append
-            for i, tool in enumerate(tools):
-                # The well-formed tool, settled without a helper call: agents send hundreds.
-                kind = tool.get("type") if type(tool) is dict else None
-                inner = tool.get(kind) if kind in _TOOL_KINDS else None
-                name = inner.get("name") if type(inner) is dict else None
-                if type(name) is str:
-                    append(NameRef(name, ("tools", i, kind, "name"), kind))
-                    continue
-                if not isinstance(tool, dict):
-                    view.problems.append(malformed(("tools", i), "an object", tool))
-                    continue
-                kind = tool.get("type")
-                if kind not in _TOOL_KINDS:
-                    view.problems.append(
-                        Finding(
-                            codes.TOOL_MALFORMED,
-                            "error",
-                            f"tools[{i}].type",
-                            f'tools[{i}].type is {json.dumps(kind)}, expected "function" or "custom"',
-                        )
-                    )
-                    continue
-                # Its name is missing or not a string (a good one was read above): say which.
-                _name_at(tool.get(kind), ("tools", i, kind, "name"), view, kind)
+        read_function_tools(body["tools"], view, _TOOLS)
     # Legacy `functions` (docs/providers.md §2) offer tools too.
     if body.get("functions") is not None:
         view.tools_given = True
@@ -223,24 +215,17 @@ def _read_history(messages: object, view: RequestView) -> None:
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             for j, call in enumerate(calls):
-                # The well-formed call, settled without a helper call (as in _read_tools).
+                # The well-formed call, settled here (read_function_calls would cost two calls
+                # a message: long conversations hold thousands); the others as any is read.
                 kind = call.get("type", "function") if type(call) is dict else None
                 inner = call.get(kind) if kind in _TOOL_KINDS else None
                 name = inner.get("name") if type(inner) is dict else None
                 if type(name) is str:
                     append(NameRef(name, ("messages", i, "tool_calls", j, kind, "name"), kind))
                     continue
-                if not isinstance(call, dict):
-                    view.problems.append(
-                        malformed(("messages", i, "tool_calls", j), "an object", call)
-                    )
-                    continue
-                kind = call.get("type", "function")
-                kind = kind if kind in _TOOL_KINDS else "function"
-                inner = call.get(kind)
-                ref = _name_at(inner, ("messages", i, "tool_calls", j, kind, "name"), view, kind)
+                ref = function_name(call, ("messages", i, "tool_calls", j), view, _CALLS)
                 if ref:
-                    view.history.append(ref)
+                    append(ref)
         elif calls is not None:
             view.problems.append(malformed(("messages", i, "tool_calls"), "an array", calls))
         legacy = message.get("function_call")

@@ -1,6 +1,12 @@
-"""What the OpenAI adapters share: the parallel-call wrapper (docs/providers.md §1.3).
+"""What the OpenAI adapters share: the reader of function objects, and the parallel-call
+wrapper (docs/providers.md §1.3).
 
-OpenAI's models dispatch parallel calls internally through a wrapper, which sometimes comes
+A function object is ``{"type": kind, kind: {"name": ...}}``: Chat Completions' tools and
+history calls, and Cohere's v2 chat, which writes them the same way (cohere_chat.py). The
+formats differ only in which types carry a name, what a missing type means and what another
+type is (``FunctionObjects``); ``read_function_tools`` and ``read_function_calls`` read them.
+
+The wrapper: OpenAI's models dispatch parallel calls internally through a wrapper, which sometimes comes
 back as a call of its own: ``multi_tool_use.parallel`` (vercel/ai PR #19098 saw it named
 plain ``parallel``), its arguments a JSON text whose ``tool_uses`` name the calls inside as
 ``recipient_name: "functions.<name>"``. The Chat Completions and Responses adapters read
@@ -17,11 +23,18 @@ from typing import NamedTuple
 from toolnames_core import jsonsplice
 from toolnames_core.aliases import FragmentRestorer
 from toolnames_core.aliases import Restorer
+from toolnames_core.findings import malformed
+from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
 
 __all__ = [
     "PARALLEL_WRAPPERS",
+    "FunctionObjects",
+    "function_name",
+    "read_function_calls",
+    "read_function_tools",
     "is_parallel_wrapper",
     "unwrap_parallel",
     "with_unwrapped",
@@ -29,6 +42,84 @@ __all__ = [
 ]
 
 PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
+
+
+class FunctionObjects(NamedTuple):
+    """How a format reads its function objects, ``{"type": kind, kind: {"name": ...}}``."""
+
+    kinds: tuple[str, ...]  # the types whose object holds a name, at obj[kind]["name"]
+    default: str | None  # the type of an object that says none (None: it must say one)
+    # The finding for another type, given the path of "type" and its value; None: the object
+    # is read as of type `default` (which then must be one of `kinds`).
+    other: Callable[[JsonPath, object], Finding] | None
+    empty: Finding | None = None  # the finding for ``tools: []``; None: the format takes it
+
+
+def function_name(
+    obj: object, where: JsonPath, view: RequestView, objects: FunctionObjects
+) -> NameRef | None:
+    """The name of the function object at ``where`` (``tools[0]``), or a finding saying why
+    there is none."""
+    if not isinstance(obj, dict):
+        view.problems.append(malformed(where, "an object", obj))
+        return None
+    kind = obj.get("type", objects.default)
+    if kind not in objects.kinds:
+        if objects.other is not None:
+            view.problems.append(objects.other((*where, "type"), kind))
+            return None
+        kind = objects.default
+    inner = obj.get(kind)
+    if not isinstance(inner, dict):
+        view.problems.append(malformed((*where, kind), "an object", inner))
+        return None
+    name = inner.get("name")
+    if not isinstance(name, str):
+        view.problems.append(malformed((*where, kind, "name"), "a string", name))
+        return None
+    return NameRef(name, (*where, kind, "name"), kind)
+
+
+def read_function_tools(tools: object, view: RequestView, objects: FunctionObjects) -> None:
+    """A body's ``tools``, not None: each tool's name, or why it has none."""
+    view.tools_given = True
+    if not isinstance(tools, list):
+        view.problems.append(malformed(("tools",), "an array", tools))
+    elif not tools and objects.empty is not None:
+        view.problems.append(objects.empty)
+    else:
+        _read_each(tools, ("tools",), view.tools.append, view, objects)
+
+
+def read_function_calls(
+    calls: object, where: JsonPath, view: RequestView, objects: FunctionObjects
+) -> None:
+    """A history message's ``tool_calls`` at ``where``: each call's name, or why it has none."""
+    if isinstance(calls, list):
+        _read_each(calls, where, view.history.append, view, objects)
+    elif calls is not None:
+        view.problems.append(malformed(where, "an array", calls))
+
+
+def _read_each(
+    objs: list,
+    where: JsonPath,
+    append: Callable[[NameRef], None],
+    view: RequestView,
+    objects: FunctionObjects,
+) -> None:
+    kinds, default = objects.kinds, objects.default
+    for i, obj in enumerate(objs):
+        # The well-formed object, settled without a helper call: agents send hundreds.
+        kind = obj.get("type", default) if type(obj) is dict else None
+        inner = obj.get(kind) if kind in kinds else None
+        name = inner.get("name") if type(inner) is dict else None
+        if type(name) is str:
+            append(NameRef(name, where + (i, kind, "name"), kind))
+            continue
+        ref = function_name(obj, (*where, i), view, objects)
+        if ref:
+            append(ref)
 
 
 def unwrap_parallel(call: NameRef, arguments: object) -> list[NameRef]:
