@@ -193,13 +193,17 @@ class McpTraffic:
         if not is_stream(flows.header(response, b"content-type")):
             return  # a whole body is read once the flow completes
         coding = flows.header(response, b"content-encoding")
-        if coding:
-            # Read as it streams only uncompressed: it goes on untouched, and unread.
-            exchange.answer_unread(f"the SSE answer came compressed with {coding}")
-            return
         # Server messages and answers as they come: a GET stream never ends on its own,
         # so it is never held whole.
-        response.stream = exchange.stream(exchange.fixing)
+        tap = exchange.stream(exchange.fixing, content_encoding=coding)
+        if tap is None:
+            # No decoder for it (several codings, an unknown one): it goes on untouched.
+            exchange.answer_unread(f"the SSE answer came compressed with {coding}")
+            return
+        response.stream = tap.pieces
+        if tap.decodes:
+            # Names are spliced in the decoded stream, which goes on uncompressed.
+            del response.headers["content-encoding"]
         length = flows.header(response, b"content-length")
         if exchange.fixing and length:
             exchange.length_dropped = length
@@ -219,12 +223,16 @@ class McpTraffic:
             return
         if not is_stream(flows.header(response, b"content-type")):
             return
-        if flows.header(response, b"content-encoding") or not names.watches(flow):
+        if not names.watches(flow):
             return
         exchange = self._exchange(request)
         exchange.fixing = self._may_fix(flow, exchange, flow.live)[0]
+        coding = flows.header(response, b"content-encoding")
+        tap = exchange.stream(exchange.fixing, sniff=True, content_encoding=coding)
+        if tap is None:
+            return  # a coding nothing here decodes: no stream toolnames can tell is MCP
         names.tracked[flow] = Tracked(mcp=exchange)
-        response.stream = exchange.stream(exchange.fixing, sniff=True)
+        response.stream = tap.pieces
 
     def response(self, flow: http.HTTPFlow) -> None:
         if is_lookup(flow):
@@ -246,7 +254,9 @@ class McpTraffic:
             return
         tracked.mcp = None
         response = flow.response
-        tapped = response is not None and isinstance(response.stream, McpStream)
+        tapped = response is not None and isinstance(
+            getattr(response.stream, "__self__", None), McpStream
+        )
         request = flow.request
         # An HTTP+SSE session lives as long as its stream: its names go with it. (A
         # Streamable HTTP GET stream, with its session header, may be opened again; DELETE

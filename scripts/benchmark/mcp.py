@@ -89,7 +89,7 @@ def _timed(mode: str, sse: bool, min_time: float, repeats: int) -> dict[str, lis
             mcp.responseheaders(flow)
             if callable(flow.response.stream):
                 stream = flow.response.stream
-                flow.response.content = stream(answer) + stream(b"")
+                flow.response.content = b"".join([*stream(answer), *stream(b"")])
             mcp.response(flow)
 
         whole_flow()

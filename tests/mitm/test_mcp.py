@@ -61,7 +61,7 @@ def run(mcp, f, message=None, content_type="application/json", status=200):
         mcp.responseheaders(f)
         if callable(f.response.stream):
             stream = f.response.stream
-            f.response.content = stream(f.response.content) + stream(b"")
+            f.response.content = b"".join([*stream(f.response.content), *stream(b"")])
         mcp.response(f)
     return f
 
@@ -138,6 +138,33 @@ def test_fix_lists_an_alias_and_calls_it_back_under_the_servers_name(content_typ
     ]
 
 
+@pytest.mark.parametrize("mode", ["observe", "fix"])
+def test_a_gzip_sse_answer_is_read_as_it_streams(mode):
+    import gzip
+
+    events = b"event: message\r\ndata: " + json.dumps(LISTING).encode() + b"\r\n\r\n"
+    body = gzip.compress(events)
+    with running(toolnames_mode=mode) as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        f = mcp_flow(rpc("tools/list"))
+        mcp.request(f)
+        f.response = http.Response.make(
+            200, b"", {"content-type": "text/event-stream", "content-encoding": "gzip"}
+        )
+        mcp.responseheaders(f)
+        sent = b"".join([*f.response.stream(body[:7]), *f.response.stream(body[7:])])
+        sent += b"".join(f.response.stream(b""))
+        mcp.response(f)
+    recorded = f.metadata["toolnames"]
+    assert codes.MCP_NAME_REJECTED in [x["code"] for x in recorded["findings"]]
+    if mode == "observe":
+        assert sent == body and f.response.headers["content-encoding"] == "gzip"
+    else:  # decoded for the client, the alias spliced in, Content-Encoding gone
+        assert "content-encoding" not in f.response.headers
+        assert DOTTED.encode() not in sent and b"github_create_issue_" in sent
+        assert recorded["action"] == "fixed"
+
+
 def test_a_header_that_disagrees_with_the_body_is_an_error():
     with running() as (tctx, tn):
         mcp = tctx.master.addons.get("mcptraffic")
@@ -190,13 +217,13 @@ def test_an_http_sse_stream_is_read_for_the_answers_to_its_sessions_posts():
         tap = stream_flow.response.stream
         assert callable(tap)  # streamed, never held until it ends
         endpoint = b"event: endpoint\r\ndata: /messages/?session_id=ab12\r\n\r\n"
-        assert tap(endpoint) == endpoint
+        assert tap(endpoint) == [endpoint]
         post = mcp_flow(rpc("tools/list", 4), path=b"/messages/?session_id=ab12")
         del post.request.headers["mcp-session-id"]
         run(mcp, post, b"Accepted", "text/plain", status=202)
         listing = dict(LISTING, id=4)
         event = b"event: message\r\ndata: " + json.dumps(listing).encode() + b"\r\n\r\n"
-        out = tap(event) + tap(b"")
+        out = b"".join(tap(event) + tap(b""))
         assert DOTTED.encode() not in out and b"github_create_issue_" in out
         unlisted = mcp_flow(rpc("tools/call", 5, name="delete_repo"), path=post.request.path)
         del unlisted.request.headers["mcp-session-id"]
@@ -231,7 +258,7 @@ def test_another_event_stream_goes_on_as_it_comes_and_gets_no_record():
         mcp.request(f)
         mcp.responseheaders(f)
         events = b'data: {"price": 3}\n\ndata: {"jsonrpc": "2.0", "id": 1, "result": {}}\n\n'
-        assert f.response.stream(events) + f.response.stream(b"") == events
+        assert b"".join(f.response.stream(events) + f.response.stream(b"")) == events
         mcp.response(f)
     assert "toolnames" not in f.metadata
 

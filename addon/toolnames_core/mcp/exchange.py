@@ -25,6 +25,9 @@ from toolnames_core import codes
 from toolnames_core.aliases import ALIAS_REWRITE
 from toolnames_core.aliases import DIGEST_LEN
 from toolnames_core.aliases import alias_for
+from toolnames_core.encodings import READABLE
+from toolnames_core.encodings import StreamDecoder
+from toolnames_core.encodings import stream_coding
 from toolnames_core.findings import malformed
 from toolnames_core.framings import MAX_EVENT_BYTES
 from toolnames_core.jsonsplice import replace_values
@@ -312,10 +315,16 @@ class McpExchange:
             return None
         return self._spliced(content, replacements)
 
-    def stream(self, fix: bool = False, sniff: bool = False) -> McpStream:
+    def stream(
+        self, fix: bool = False, sniff: bool = False, content_encoding: str = ""
+    ) -> McpStream | None:
         """A tap for an SSE answer (or the GET stream's server messages); ``sniff``: a GET
-        stream that may be no MCP at all, told by its first event."""
-        return McpStream(self, fix, sniff)
+        stream that may be no MCP at all, told by its first event; ``content_encoding``: its
+        header. None when no decoder reads that encoding (several codings, an unknown one)."""
+        coding = stream_coding(content_encoding)
+        if coding is not None and coding not in READABLE:
+            return None
+        return McpStream(self, fix, sniff, coding)
 
     def answer_encoding(self, accept_encoding: str) -> str | None:
         """The Accept-Encoding to send instead of the client's, or None to leave it: fix mode
@@ -535,9 +544,31 @@ class McpStream:
     once complete (a tools/list answer with aliases in place), only an unfinished event is
     held back, and one over MAX_EVENT_BYTES goes on as it came, unread."""
 
-    def __init__(self, exchange: McpExchange, fix: bool, sniff: bool = False) -> None:
+    def __init__(
+        self, exchange: McpExchange, fix: bool, sniff: bool = False, coding: str | None = None
+    ) -> None:
         self.exchange = exchange
+        # Whether listings are judged for fix mode's aliases, and whether the stream goes on
+        # changed (``fix``): not so a compressed stream that may be no MCP.
+        self.judge_fix = fix
         self.fix = fix
+        # Why fix mode's aliases go unlisted in this stream, if they do.
+        self.kept: str | None = None
+        # A content-encoded stream is read through a decoder, as LLM streams are. Fixing,
+        # the client gets it decoded, its Content-Encoding dropped (``decodes``: names are
+        # spliced in the decoded events); a GET stream not yet known to be MCP is never
+        # decoded for the client (nothing not understood is changed): it goes on as it
+        # came, and a listing on it keeps its names, saying so.
+        if coding is not None and coding not in READABLE:
+            raise ValueError(f"no incremental decoder for {coding!r}")
+        self.content = StreamDecoder(coding) if coding is not None else None
+        self.told_failure = False
+        if self.content is not None and fix and sniff:
+            self.fix = False
+            self.kept = (
+                f"the stream came compressed with {coding}, and toolnames decompresses no "
+                "stream for the client before it knows the stream is MCP"
+            )
         # A GET stream not yet known to be MCP: its first event tells (an HTTP+SSE endpoint
         # or a JSON-RPC message); any other stream goes on untouched and unread.
         self.sniff = sniff
@@ -546,7 +577,36 @@ class McpStream:
         self.broken = False
         self.ended = False
 
+    @property
+    def decodes(self) -> bool:
+        """Whether the client gets the stream decoded (the glue drops Content-Encoding)."""
+        return self.content is not None and self.fix
+
+    def pieces(self, chunk: bytes) -> list[bytes]:
+        """The tap as mitmproxy's ``response.stream``: what goes on for ``chunk``, as a list.
+        An event not yet whole is held back in fix mode, and an empty piece sent on would
+        end an HTTP/1.1 chunked body (its last chunk is the empty one): none is sent."""
+        out = self(chunk)
+        return [out] if out else []
+
     def __call__(self, chunk: bytes) -> bytes:
+        if self.content is None:
+            return self._plain(chunk)
+        if self.content.failure is not None:
+            return b"" if self.decodes else chunk  # nothing more can be decoded
+        out = [self._plain(piece) for piece in self.content.feed(chunk) if piece]
+        if self.content.failure is not None and not self.told_failure:
+            self.told_failure = True
+            self.broken = True
+            self.exchange.unreadable(
+                f"toolnames stopped reading the stream: {self.content.failure}"
+            )
+        elif not chunk:
+            out.append(self._plain(b""))
+        return b"".join(out) if self.decodes else chunk
+
+    def _plain(self, chunk: bytes) -> bytes:
+        """``chunk`` of the stream as events (decoded, if it came encoded)."""
         if self.broken or self.ended:
             return chunk
         final = not chunk
@@ -598,8 +658,14 @@ class McpStream:
                 return raw
         if messages is None:
             return raw
-        replacements = self.exchange.judge_answers(messages, ("event", index), self.fix)
+        replacements = self.exchange.judge_answers(messages, ("event", index), self.judge_fix)
         if not replacements:
+            return raw
+        if self.kept is not None:
+            self.exchange.keep_as_sent(
+                {("event", index, *where): alias for where, alias in replacements.items()},
+                self.kept,
+            )
             return raw
         try:
             text = replace_values(data.decode("utf-8"), replacements)

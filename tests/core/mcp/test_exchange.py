@@ -2,6 +2,7 @@
 judged against the session's listing, headers against the body; fix mode's aliases listed
 and called back under the server's names, every other byte kept."""
 
+import itertools
 import json
 import re
 
@@ -452,3 +453,83 @@ def test_every_renamed_tool_is_still_callable_under_its_alias():
     ):
         call = send(state, rpc("tools/call", 9, name=alias_name), fix=True)
         assert call.findings == [] and json.loads(call.new_body)["params"]["name"] == name
+
+
+# -- compressed SSE answers, read as they stream ----------------------------------------------
+
+
+def compressed(coding: str, data: bytes) -> bytes:
+    import gzip
+
+    import brotli
+
+    from tests.testkit import zstd_compress
+
+    return {"gzip": gzip.compress, "br": brotli.compress, "zstd": zstd_compress}[coding](data)
+
+
+def fed(stream, data: bytes, cuts) -> bytes:
+    """``data`` through ``stream.pieces`` in the pieces ``cuts`` make, and the end."""
+    bounds = [0, *sorted(c % (len(data) + 1) for c in cuts), len(data)]
+    # mitmproxy feeds no empty chunk before the end, which an empty one means.
+    chunks = [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+    out = [p for chunk in chunks for p in stream.pieces(chunk)]
+    assert b"" not in out  # an empty piece would end an HTTP/1.1 chunked body
+    return b"".join(out + stream.pieces(b""))
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br", "zstd"])
+@given(cuts=st.lists(st.integers(min_value=0), max_size=4))
+def test_a_compressed_sse_answer_is_read_as_it_streams(coding, cuts):
+    events = sse(listing(NAMES))
+    body = compressed(coding, events)
+    watching = send(McpState(), rpc("tools/list"))
+    assert fed(watching.stream(content_encoding=coding), body, cuts) == body  # as it came
+    assert codes.MCP_NAME_REJECTED in codes_of(watching) and watching.fixes == []
+    fixing = send(McpState(), rpc("tools/list"), fix=True)
+    tap = fixing.stream(True, content_encoding=coding.upper())
+    assert tap.decodes  # the client gets it decoded: the glue drops Content-Encoding
+    out = fed(tap, body, cuts)
+    expected = events
+    for name in (DOTTED, SPACED, LONG):
+        expected = expected.replace(json.dumps(name).encode(), json.dumps(alias(name)).encode())
+    assert out == expected and len(fixing.fixes) == 3
+
+
+def test_a_coding_nothing_decodes_gets_no_tap_and_a_broken_one_is_said():
+    exchange = send(McpState(), rpc("tools/list"), fix=True)
+    assert exchange.stream(True, content_encoding="gzip, br") is None
+    assert exchange.stream(True, content_encoding="identity").content is None
+    tap = exchange.stream(True, content_encoding="gzip")
+    tap.pieces(b"\x1f\x8b\x08\x00 not gzip at all")
+    tap.pieces(b"")
+    assert [f.code for f in exchange.response_findings] == [codes.RESPONSE_UNREADABLE]
+    assert "gzip" in exchange.response_findings[0].message
+
+
+def test_a_compressed_stream_not_known_to_be_mcp_is_never_decoded_for_the_client():
+    """HTTP+SSE's stream, told by its first event: fix mode's aliases go unlisted there,
+    the stream goes on compressed as it came, and the record says why."""
+    from toolnames_core.mcp import mcp_server
+
+    state = McpState()
+    stream_exchange = McpExchange(state, mcp_server(SERVER, "/sse"), "", "openai")
+    body = compressed(
+        "gzip",
+        b"event: endpoint\r\ndata: /messages/?session_id=z1\r\n\r\n"
+        + sse(listing([DOTTED], id_=5)),
+    )
+    tap = stream_exchange.stream(True, sniff=True, content_encoding="gzip")
+    send(state, rpc("tools/list", 5), fix=True, session="z1", server=SERVER + "/messages/")
+    assert not tap.decodes and fed(tap, body, [9]) == body
+    assert stream_exchange.fixes == []
+    assert "compressed with gzip" in stream_exchange.fix_skipped[0].reason
+    assert codes.MCP_NAME_REJECTED in codes_of(stream_exchange)
+
+
+def test_fix_mode_holds_an_unfinished_event_back_without_an_empty_piece():
+    exchange = send(McpState(), rpc("tools/list"), fix=True)
+    tap = exchange.stream(True)
+    event = sse(listing(NAMES))
+    assert tap.pieces(event[:10]) == []  # held: not b"", which would end a chunked body
+    assert b"".join(tap.pieces(event[10:]) + tap.pieces(b"")).count(b"_") > 0
