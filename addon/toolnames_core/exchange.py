@@ -564,15 +564,17 @@ def inspect_exchange(
     request_problem: str | None = None,
     reader: Reader = DEFAULT,
     response_problem: str | None = None,
+    port: int | None = None,
 ) -> Exchange | None:
     """Everything the live addon checks, for one recorded request and its response.
 
     Used by the scanner over flow files, HAR files and cassettes; None when the request
     is not an LLM API call toolnames knows. ``request_problem`` and ``response_problem``
     say why a recorded body could not be read (an undecodable content-encoding), reported
-    as the live addon does.
+    as the live addon does. ``port``: where the request went, which can decide the rule
+    (Ollama's default port) as it does live.
     """
-    exchange = Exchange.for_request(method, path, host, overrides=overrides, reader=reader)
+    exchange = Exchange.for_request(method, path, host, port, overrides, reader)
     if exchange is None:
         return None
     if request_content is None and request_problem is None:

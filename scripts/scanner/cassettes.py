@@ -63,7 +63,8 @@ def cassette_exchange(item: object, index: int) -> RecordedExchange:
     method, uri = request.get("method"), request.get("uri", request.get("url"))
     if not isinstance(method, str) or not isinstance(uri, str):
         raise ValueError("the request has no method or uri")
-    ex = RecordedExchange(index, method, *split_url(uri))
+    host, path, port = split_url(uri)
+    ex = RecordedExchange(index, method, host, path, port=port)
     if method.upper() != "POST":
         return ex
     raw = _cassette_body(request.get("body"))

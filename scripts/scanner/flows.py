@@ -139,7 +139,9 @@ class FlowFileReader:
 
 def flow_exchange(flow: http.HTTPFlow, index: int) -> RecordedExchange:
     request = flow.request
-    ex = RecordedExchange(index, request.method, request.pretty_host, request.path, flow_id=flow.id)
+    ex = RecordedExchange(
+        index, request.method, request.pretty_host, request.path, flow_id=flow.id, port=request.port
+    )
     if flow.websocket is not None:
         # A live API's session (OpenAI Realtime, Gemini Live): its messages are the exchange.
         ex.messages = [

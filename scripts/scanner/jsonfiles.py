@@ -214,7 +214,8 @@ def har_exchange(entry: object, index: int) -> RecordedExchange:
     method, url = request.get("method"), request.get("url")
     if not isinstance(method, str) or not isinstance(url, str):
         raise ValueError("the request has no method or url")
-    ex = RecordedExchange(index, method, *split_url(url))
+    host, path, port = split_url(url)
+    ex = RecordedExchange(index, method, host, path, port=port)
     if method.upper() != "POST":
         return ex
     post = request.get("postData")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from mitmproxy.net import encoding as mitm_encoding
@@ -16,6 +17,7 @@ __all__ = [
     "ReadFailure",
     "RecordProblem",
     "RecordedExchange",
+    "Url",
     "SNIFF_BYTES",
     "convert_record",
     "decode_body",
@@ -63,6 +65,8 @@ class RecordedExchange:
     # The MCP headers of the request (mcp-session-id, mcp-method, mcp-name), by lowercase
     # name, where the recording keeps headers (flow files).
     mcp_headers: dict[str, str] = field(default_factory=dict)
+    # The port the request went to: a rule may be the port's (Ollama's 11434), as live.
+    port: int | None = None
 
     @property
     def record_knows_more(self) -> bool:
@@ -169,13 +173,23 @@ def header_map(value: object) -> dict[str, str]:
     return out
 
 
-def split_url(url: str) -> tuple[str, str]:
+class Url(NamedTuple):
+    host: str
+    path: str  # with its query
+    port: int | None  # the scheme's when the URL names none, as the live addon sees it
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def split_url(url: str) -> Url:
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
+        port = parts.port or DEFAULT_PORTS.get(parts.scheme.lower())
     except ValueError:
-        return "", url
+        return Url("", url, None)
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    return host, path
+    return Url(host, path, port)

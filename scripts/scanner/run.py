@@ -328,6 +328,7 @@ class Scanner:
                 request_problem=ex.request_problem,
                 reader=self.reader,
                 response_problem=ex.response_problem,
+                port=ex.port,
             )
         except Exception as e:  # noqa: BLE001 - a bug in a check must not end the scan
             self.incomplete = True

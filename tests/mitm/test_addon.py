@@ -21,6 +21,7 @@ from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
 from harness.inprocess import running
+from tests.testkit import RESPONSE_SUFFIXES
 from tests.testkit import RESPONSES_DIR
 from tests.testkit import UNUSUAL_NAMES
 from tests.testkit import response_api
@@ -1194,6 +1195,7 @@ OFFERING_OTHER_TOOL = {
         "anthropic_version": "bedrock-2023-05-31",
         "tools": [{"name": "other_tool", "input_schema": {"type": "object"}}],
     },
+    "ollama": {"tools": [{"type": "function", "function": {"name": "other_tool"}}]},
 }
 REQUESTS = {
     "offers another tool": lambda api: json.dumps(OFFERING_OTHER_TOOL[api]).encode(),
@@ -1236,7 +1238,7 @@ def view_findings(api: str, path: str, request: bytes, content_type: str, answer
 @pytest.mark.parametrize("request_kind", sorted(REQUESTS))
 @pytest.mark.parametrize(
     "fixture",
-    sorted(p.name for p in RESPONSES_DIR.iterdir() if p.suffix in (".json", ".sse", ".jsonl")),
+    sorted(p.name for p in RESPONSES_DIR.iterdir() if p.suffix in RESPONSE_SUFFIXES),
 )
 def test_the_addon_the_scanner_and_the_view_give_one_answer(fixture, request_kind):
     api = response_api(fixture)

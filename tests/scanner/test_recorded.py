@@ -49,8 +49,11 @@ def test_a_url_splits_into_host_and_path_with_its_query():
     assert recorded.split_url("https://api.openai.com/v1/chat/completions?a=1") == (
         "api.openai.com",
         "/v1/chat/completions?a=1",
+        443,
     )
-    assert recorded.split_url("https://example.com") == ("example.com", "/")
+    assert recorded.split_url("https://example.com") == ("example.com", "/", 443)
+    # The port a rule may depend on (Ollama's), as the live addon sees the request's.
+    assert recorded.split_url("http://localhost:11434/api/chat").port == 11434
 
 
 def test_a_body_is_decoded_as_the_addon_reads_it():

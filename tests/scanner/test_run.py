@@ -389,3 +389,62 @@ def test_claude_on_bedrock_is_scanned_under_anthropics_rule_inside_count_tokens_
     assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
         (api, "anthropic", "name-invalid-chars", where)
     ]
+
+
+def _ollama_stream(*names: str) -> bytes:
+    # Ollama's NDJSON: the calls whole in one line, then the done line.
+    head = {"model": "qwen3:8b", "created_at": "2026-02-02T00:00:00Z"}
+    calls = [{"function": {"name": name, "arguments": {}}} for name in names]
+    lines = [
+        {
+            **head,
+            "message": {"role": "assistant", "content": "", "tool_calls": calls},
+            "done": False,
+        },
+        {**head, "message": {"role": "assistant", "content": ""}, "done": True},
+    ]
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_ollama_is_scanned_under_its_rule_with_its_ndjson_calls_and_its_port(
+    capsys, tmp_path, writer
+):
+    # The ollama client's own request on a host the table does not know, with a dotted name
+    # (Ollama takes any) and a name offered twice, answered by an NDJSON stream that calls a
+    # tool never offered; then Chat Completions to Ollama's port with a forced choice, which
+    # Ollama ignores: the port decides the rule, as it does live.
+    sdk = json.loads((SDK_DIR / "ollama-stream.json").read_text())
+    body = sdk["body"]
+    body["tools"][1]["function"]["name"] = "kb.search"
+    body["tools"].append(body["tools"][0])
+    native = samples.chat_flow(
+        "ollama",
+        # As the client sends it: compact, raw UTF-8 (its "°C" unescaped). A \u escape in the
+        # body breaks the cassette that mitmproxy 11's ruamel.yaml 0.18.6 writes, not the scan.
+        json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
+        _ollama_stream("get_weather", "drop_tables"),
+        content_type="application/x-ndjson",
+        host="gpu-box.internal",
+        path=sdk["path"],
+    )
+    chat = {
+        "model": "qwen3:8b",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather"}}],
+        "tool_choice": "required",
+    }
+    compatible = samples.chat_flow("ollama-openai", chat, host="localhost")
+    compatible.request.port = 11434
+    _, rows, _ = scan_json(capsys, WRITERS[writer](tmp_path / writer, [native, compatible]))
+
+    assert [(r["api"], r["rule"], r["code"], r["path"]) for r in rows] == [
+        ("ollama", "ollama", "name-duplicate", "tools[2].function.name"),
+        (
+            "ollama",
+            "ollama",
+            "response-unknown-tool",
+            "events[0].message.tool_calls[1].function.name",
+        ),
+        ("openai-chat", "ollama", "choice-ignored", "tool_choice"),
+    ]

@@ -29,6 +29,7 @@ from tests.testkit.core import row_of
 from tests.testkit.core import stream_calls
 from tests.testkit.disk import REQUEST_FIXTURES
 from tests.testkit.disk import RESPONSE_FIXTURES
+from tests.testkit.disk import RESPONSE_SUFFIXES
 from tests.testkit.disk import RESPONSES
 from tests.testkit.disk import RESPONSES_DIR
 from tests.testkit.disk import SDK_DIR
@@ -102,6 +103,7 @@ __all__ = [
     "REQUEST_FIXTURES",
     "RESPONSES",
     "RESPONSES_DIR",
+    "RESPONSE_SUFFIXES",
     "RESPONSE_FIXTURES",
     "SCAN_SCRIPT",
     "SDK_DIR",

@@ -27,6 +27,7 @@ from mitmproxy.test import tutils
 from wsproto.frame_protocol import Opcode
 
 from harness.inprocess import running
+from tests.testkit.disk import RESPONSE_SUFFIXES
 from tests.testkit.disk import RESPONSES_DIR
 from tests.testkit.disk import SDK_DIR
 from tests.testkit.disk import response_api
@@ -142,7 +143,7 @@ def _sdk_requests() -> Iterator[tuple[str, dict, bytes]]:
 def _responses_of(api: str) -> list[tuple[str, str, bytes]]:
     found = []
     for path in sorted(RESPONSES_DIR.iterdir()):
-        if path.suffix in (".json", ".sse", ".jsonl") and response_api(path.name) == api:
+        if path.suffix in RESPONSE_SUFFIXES and response_api(path.name) == api:
             found.append((path.name, *response_body(path)))
     return found
 

@@ -15,6 +15,7 @@ __all__ = [
     "REQUEST_FIXTURES",
     "RESPONSES",
     "RESPONSES_DIR",
+    "RESPONSE_SUFFIXES",
     "RESPONSE_FIXTURES",
     "SDK_DIR",
     "fixtures_of",
@@ -28,6 +29,8 @@ __all__ = [
 
 SDK_DIR = REPO_ROOT / "tests" / "fixtures" / "sdk"
 RESPONSES_DIR = REPO_ROOT / "tests" / "fixtures" / "responses"
+# The kinds of answer in RESPONSES_DIR (its README.md says what each file kind holds).
+RESPONSE_SUFFIXES = (".json", ".sse", ".jsonl", ".ndjson")
 
 
 def sdk_fixture(name: str) -> dict:
@@ -49,6 +52,8 @@ def response_body(path: Path) -> tuple[str, bytes]:
     raw = path.read_bytes()
     if path.suffix == ".json":
         return "application/json", raw
+    if path.suffix == ".ndjson":  # the stream as sent: its format's framing names the type
+        return FORMATS[response_api(path.name)].framing.content_types[0], raw
     if path.suffix == ".sse" or raw.startswith((b"data:", b"event:")):
         return "text/event-stream", raw
     events = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
@@ -64,6 +69,8 @@ def response_fixture(name: str):
     text = (RESPONSES_DIR / name).read_text(encoding="utf-8")
     if name.endswith(".json"):
         return json.loads(text)
+    if name.endswith(".ndjson"):
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
     return [
         json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")
     ]
@@ -91,6 +98,4 @@ RESPONSES = next(
     for d in (SDK_DIR.parent / "responses", SDK_DIR / "responses")
     if d.is_dir() and any(d.iterdir())
 )
-RESPONSE_FIXTURES = sorted(
-    p for p in RESPONSES.iterdir() if p.suffix in (".json", ".sse", ".jsonl", ".txt")
-)
+RESPONSE_FIXTURES = sorted(p for p in RESPONSES.iterdir() if p.suffix in RESPONSE_SUFFIXES)
