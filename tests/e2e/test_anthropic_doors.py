@@ -11,30 +11,15 @@ import json
 
 import pytest
 
+from tests.testkit import CITY
+from tests.testkit import PROMPT
+from tests.testkit import WHOLE_AND_STREAMED
 from tests.testkit import annotations
+from tests.testkit import anthropic_client
+from tests.testkit import vertex_client
 
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 DOTTED = "github.create_issue"
 PROVIDER_SAYS = "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
-PROMPT = [{"role": "user", "content": "Open an issue about the weather in Paris."}]
-
-
-def vertex(proxy):
-    import anthropic
-
-    return anthropic.AnthropicVertex(
-        base_url=proxy.url + "/v1",
-        region="us-east5",
-        project_id="test-project",
-        access_token="ya29.test-not-a-token",
-        max_retries=0,
-    )
-
-
-def plain(proxy):
-    import anthropic
-
-    return anthropic.Anthropic(base_url=proxy.url, api_key="test-not-a-key", max_retries=0)
 
 
 def create(client, stream: bool):
@@ -60,7 +45,7 @@ def count(client):
 
 
 @pytest.mark.needs_sdk
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@WHOLE_AND_STREAMED
 def test_vertex_observe_names_the_culprit_and_the_provider_refuses_it(
     mitmdump, mitmdump_binary, standin, stream
 ):
@@ -68,7 +53,7 @@ def test_vertex_observe_names_the_culprit_and_the_provider_refuses_it(
 
     proxy = mitmdump(binary=mitmdump_binary)
     with pytest.raises(anthropic.BadRequestError) as excinfo:
-        create(vertex(proxy), stream)
+        create(vertex_client(proxy.url), stream)
 
     assert excinfo.value.body["error"]["message"] == PROVIDER_SAYS
     (sent,) = standin.requests
@@ -86,7 +71,7 @@ def test_vertex_observe_names_the_culprit_and_the_provider_refuses_it(
 
 
 @pytest.mark.needs_sdk
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@WHOLE_AND_STREAMED
 def test_vertex_block_answers_as_the_provider_and_the_sdk_raises_bad_request(
     mitmdump, mitmdump_binary, standin, stream
 ):
@@ -94,7 +79,7 @@ def test_vertex_block_answers_as_the_provider_and_the_sdk_raises_bad_request(
 
     proxy = mitmdump("--set", "toolnames_mode=block", binary=mitmdump_binary)
     with pytest.raises(anthropic.BadRequestError) as excinfo:
-        create(vertex(proxy), stream)
+        create(vertex_client(proxy.url), stream)
 
     assert standin.requests == []
     assert excinfo.value.status_code == 400
@@ -105,25 +90,25 @@ def test_vertex_block_answers_as_the_provider_and_the_sdk_raises_bad_request(
 
 
 @pytest.mark.needs_sdk
-@pytest.mark.parametrize("client", [vertex, plain], ids=["vertex", "anthropic"])
+@pytest.mark.parametrize("client", [vertex_client, anthropic_client], ids=["vertex", "anthropic"])
 def test_token_counting_is_checked_like_messages(mitmdump, mitmdump_binary, standin, client):
     import anthropic
 
     proxy = mitmdump(binary=mitmdump_binary)
     with pytest.raises(anthropic.BadRequestError) as excinfo:
-        count(client(proxy))
+        count(client(proxy.url))
     assert excinfo.value.body["error"]["message"] == PROVIDER_SAYS
     proxy.wait_for_log("toolnames error")
     assert annotations(proxy.log_text())[0].startswith("toolnames error: name-invalid-chars: ")
 
     standin.reset()
     proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
-    counted = count(client(proxy))
+    counted = count(client(proxy.url))
     assert counted.input_tokens > 0
     (sent,) = standin.requests
     assert DOTTED.encode() not in sent["body"]
     assert sent["path"].endswith(
-        "count-tokens:rawPredict" if client is vertex else "/v1/messages/count_tokens"
+        "count-tokens:rawPredict" if client is vertex_client else "/v1/messages/count_tokens"
     )
     proxy.wait_for_log("toolnames fixed")
 
@@ -153,7 +138,7 @@ def test_a_batch_is_checked_request_by_request(mitmdump, mitmdump_binary, standi
     # Observe: Anthropic takes the batch (it validates each params later); toolnames names
     # the culprit, in the request that holds it, now.
     proxy = mitmdump(binary=mitmdump_binary)
-    assert create_batch(plain(proxy)).processing_status == "in_progress"
+    assert create_batch(anthropic_client(proxy.url)).processing_status == "in_progress"
     proxy.wait_for_log("toolnames error")
     line = annotations(proxy.log_text())[0]
     assert "requests[0].params.tools[0].name 'github.create_issue'" in line
@@ -162,7 +147,7 @@ def test_a_batch_is_checked_request_by_request(mitmdump, mitmdump_binary, standi
     # Fix: every params is sent with the alias, the choice included.
     standin.reset()
     proxy = mitmdump("--set", "toolnames_mode=fix", binary=mitmdump_binary)
-    create_batch(plain(proxy))
+    create_batch(anthropic_client(proxy.url))
     (sent,) = standin.requests
     assert DOTTED.encode() not in sent["body"]
     requests = json.loads(sent["body"])["requests"]
@@ -175,7 +160,7 @@ def test_a_batch_is_checked_request_by_request(mitmdump, mitmdump_binary, standi
     standin.reset()
     proxy = mitmdump("--set", "toolnames_mode=block", binary=mitmdump_binary)
     with pytest.raises(anthropic.BadRequestError) as excinfo:
-        create_batch(plain(proxy))
+        create_batch(anthropic_client(proxy.url))
     assert standin.requests == []
     assert excinfo.value.body["error"]["message"].startswith(
         "toolnames: requests[0].params.tools[0].name"

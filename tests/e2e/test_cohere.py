@@ -10,23 +10,19 @@ import json
 
 import pytest
 
+from tests.testkit import CITY
+from tests.testkit import PROMPT
+from tests.testkit import WHOLE_AND_STREAMED
 from tests.testkit import annotations
+from tests.testkit import cohere_client
 from tests.testkit import read_flows
 
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 # An MCP-style name: Cohere allows neither the dot nor the dash.
 MCP = "github.create-issue"
 PROVIDER_SAYS = (
     "invalid request: tool names can only contain certain characters (A-Za-z0-9_) and "
     f"can't begin with a digit (provided name: '{MCP}')."
 )
-PROMPT = [{"role": "user", "content": "Open an issue about the weather in Paris."}]
-
-
-def client(proxy):
-    import cohere
-
-    return cohere.ClientV2(api_key="test-not-a-key", base_url=proxy.url)
 
 
 def chat(proxy, stream: bool, **extra):
@@ -40,13 +36,14 @@ def chat(proxy, stream: bool, **extra):
         "tool_choice": "REQUIRED",
         **extra,
     }
+    client = cohere_client(proxy.url)
     if not stream:
-        return client(proxy).chat(**kwargs)
-    return list(client(proxy).chat_stream(**kwargs))
+        return client.chat(**kwargs)
+    return list(client.chat_stream(**kwargs))
 
 
 @pytest.mark.needs_sdk
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@WHOLE_AND_STREAMED
 def test_observe_names_the_culprit_and_reads_coheres_400_for_it(
     mitmdump, mitmdump_binary, standin, stream, tmp_path
 ):
@@ -73,7 +70,7 @@ def test_observe_names_the_culprit_and_reads_coheres_400_for_it(
 
 
 @pytest.mark.needs_sdk
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@WHOLE_AND_STREAMED
 def test_block_answers_in_coheres_shape_and_the_sdk_raises_bad_request(
     mitmdump, mitmdump_binary, standin, stream
 ):
@@ -114,7 +111,7 @@ def test_a_choice_cohere_does_not_take_is_said_and_the_request_goes_as_sent(
 
 
 @pytest.mark.needs_sdk
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@WHOLE_AND_STREAMED
 def test_fix_sends_an_alias_and_gives_the_app_its_own_name(
     mitmdump, mitmdump_binary, standin, stream
 ):

@@ -18,12 +18,15 @@ from typing import Any
 
 import pytest
 
+from tests.testkit import CITY
 from tests.testkit import annotations
+from tests.testkit import anthropic_client
+from tests.testkit import cohere_client
+from tests.testkit import vertex_client
 from tests.testkit.sigv4 import KEEP_HOST
 from tests.testkit.sigv4 import aws_env
 from tests.testkit.sigv4 import boto3_bedrock
 
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 PROMPT = "Open an issue about the weather in Paris."
 # What the providers reject: a dotted MCP name (OpenAI, Anthropic, Bedrock) and, for Gemini,
 # which accepts dots, a slash; a name of 70 characters, over every provider's 64.
@@ -152,25 +155,6 @@ def responses_second(client, name: str, stream: bool, state) -> str:
 
 
 # -- anthropic ----------------------------------------------------------------------------------
-
-
-def anthropic_client(url: str):
-    import anthropic
-
-    return anthropic.Anthropic(base_url=url, api_key="test-not-a-key", max_retries=0)
-
-
-def vertex_client(url: str):
-    import anthropic
-
-    # An access token given directly: no Google credentials are looked up.
-    return anthropic.AnthropicVertex(
-        base_url=url + "/v1",
-        region="us-east5",
-        project_id="test-project",
-        access_token="ya29.test-not-a-token",
-        max_retries=0,
-    )
 
 
 def anthropic_call(client, messages: list, name: str, choice: dict, stream: bool):
@@ -330,12 +314,6 @@ def bedrock_second(client, name: str, stream: bool, state) -> str:
 
 
 # -- cohere: ClientV2, Cohere's chat v2 ---------------------------------------------------------
-
-
-def cohere_client(url: str):
-    import cohere
-
-    return cohere.ClientV2(api_key="test-not-a-key", base_url=url)
 
 
 def cohere_call(client, messages: list, name: str, stream: bool, choice: str | None):

@@ -5,6 +5,7 @@ infrastructure  where the repository, the mitmdump binaries and chromium are; sk
 disk            the fixtures on disk: captured SDK requests and provider answers
 core            the core as the tests drive it, and small chat bodies and answers
 sdks            SDK clients answered by a mock transport
+clients         SDK clients as an app builds them, pointed at a mitmdump, with test credentials
 strategies      hypothesis strategies for whatever JSON
 streams         raw streamed bodies (SSE, AWS event streams)
 e2e             mitmdump's log, plain HTTP past any proxy, saved flows read back
@@ -13,6 +14,12 @@ arbitrary       every format's bodies, answers and events for the property tests
                 from tests.testkit.arbitrary: its names are not re-exported here)
 """
 
+from tests.testkit.clients import CITY
+from tests.testkit.clients import PROMPT
+from tests.testkit.clients import WHOLE_AND_STREAMED
+from tests.testkit.clients import anthropic_client
+from tests.testkit.clients import cohere_client
+from tests.testkit.clients import vertex_client
 from tests.testkit.core import UNUSUAL_NAMES
 from tests.testkit.core import api_for
 from tests.testkit.core import cells
@@ -93,12 +100,14 @@ __all__ = [
     "api_for",
     "ANSI",
     "BAD_CASE_FINDINGS",
+    "CITY",
     "DIRECT",
     "FORMAT_OF",
     "MAIN_VENV_MITMDUMP",
     "CLAUDE_CODE_DIR",
     "MASTRA_DIR",
     "MeasuredScan",
+    "PROMPT",
     "REPO_ROOT",
     "REQUEST_FIXTURES",
     "RESPONSES",
@@ -108,8 +117,10 @@ __all__ = [
     "SCAN_SCRIPT",
     "SDK_DIR",
     "UNIT_OF",
+    "WHOLE_AND_STREAMED",
     "WRITERS",
     "annotations",
+    "anthropic_client",
     "answering_http_client",
     "aws_chunk",
     "aws_event",
@@ -121,6 +132,7 @@ __all__ = [
     "chat_answer",
     "chat_body",
     "chromium_path",
+    "cohere_client",
     "cut_file",
     "every_split",
     "ndjson",
@@ -161,6 +173,7 @@ __all__ = [
     "stream_calls",
     "strip_ansi",
     "toolnames_lines",
+    "vertex_client",
     "vocabulary_bodies",
     "wait_for_flows",
 ]
