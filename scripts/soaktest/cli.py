@@ -2,8 +2,9 @@
 
 Phase 1 sends ``--flows`` requests (20,000 by default), ``--concurrency`` at a time (16), through
 mitmdump with the addon and ``toolnames_save`` on, to the loopback stand-in provider. The flows
-mix all five wire formats, non-streamed and streamed, clean and flagged (a tool name the
-provider rejects; a call to a tool that was never offered, in a body or in a stream). Checks:
+mix every wire format (soaktest.traffic.FORMATS), non-streamed and streamed, clean and flagged
+(a tool the provider rejects; a call to a tool that was never offered, in a body or in a
+stream). Checks:
 
 - every client got its full response, with the status its kind expects;
 - mitmdump logged nothing but the addon's own lines for flagged flows (no error, no traceback);
@@ -34,6 +35,7 @@ from harness.mitmdump import own_mitmdump
 from soaktest.phases import phase_control
 from soaktest.phases import phase_kill
 from soaktest.phases import phase_soak
+from soaktest.traffic import FORMATS
 from soaktest.traffic import flow_for
 
 __all__ = ["main"]
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"soak: {len(run.done)} flows through {binary} in {run.seconds:.0f}s "
         f"({len(run.done) / run.seconds:.0f} flows/s, {args.concurrency} at a time): "
-        f"{flagged} flagged, {streamed} streamed, five wire formats"
+        f"{flagged} flagged, {streamed} streamed, {len(FORMATS)} wire formats"
     )
     for check in checks:
         print(f"  {'PASS' if check.ok else 'FAIL'}  {check.name}: {check.detail}")

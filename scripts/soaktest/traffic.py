@@ -23,6 +23,7 @@ __all__ = [
     "chat_request",
     "flow_for",
     "gemini_request",
+    "ollama_request",
     "responses_request",
     "vertex_request",
 ]
@@ -102,6 +103,19 @@ def cohere_request(name: str, stream: bool) -> tuple[str, dict]:
     return "/v2/chat", {**body, "tools": [tool], "stream": stream}
 
 
+def ollama_request(name: str, stream: bool) -> tuple[str, dict]:
+    # Ollama's native chat, which streams unless told not to. Ollama takes any name string
+    # (rule ollama), so the invalid tool there is a name that is no string: Go's decoder
+    # answers it 400, and toolnames reports it (tool-malformed).
+    function = {"name": name if name != BAD_NAME else 7, "parameters": {"type": "object"}}
+    body = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "hi"}]}
+    return "/api/chat", {
+        **body,
+        "tools": [{"type": "function", "function": function}],
+        "stream": stream,
+    }
+
+
 FORMATS = (
     chat_request,
     responses_request,
@@ -111,6 +125,7 @@ FORMATS = (
     bedrock_request,
     bedrock_invoke_request,
     cohere_request,
+    ollama_request,
 )
 
 

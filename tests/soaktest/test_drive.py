@@ -12,20 +12,24 @@ from soaktest.drive import drive
 from soaktest.drive import log_problems
 from soaktest.drive import read_saved
 from soaktest.drive import saved_ids
+from soaktest.traffic import FORMATS
 from soaktest.traffic import ID_HEADER
+from soaktest.traffic import KINDS
 
 
 @pytest.mark.e2e
 def test_a_run_straight_to_the_standin_gets_every_expected_answer(tmp_path):
     # The stand-in answers as the soak expects with no proxy between: what is checked
     # through mitmdump is then the proxy's doing.
+    # One whole cycle: every kind in every format.
+    cycle = len(KINDS) * len(FORMATS)
     standin = start_standin(tmp_path, record=False)
     try:
-        run = drive(standin, 70, 4, "direct")
+        run = drive(standin, cycle, 4, "direct")
     finally:
         standin.stop()
 
-    assert len(run.done) == 70 and run.wrong() == [] and run.client_errors == []
+    assert len(run.done) == cycle and run.wrong() == [] and run.client_errors == []
 
 
 @pytest.mark.e2e

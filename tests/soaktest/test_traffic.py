@@ -11,7 +11,7 @@ from soaktest.traffic import flow_for
 
 def test_every_kind_meets_every_format_within_one_cycle():
     cycle = len(KINDS) * len(FORMATS)
-    seen = {(flow_for(i).kind, flow_for(i).request.path.split("/")[-1]) for i in range(cycle)}
+    seen = {(flow_for(i).kind, flow_for(i).request.path) for i in range(cycle)}
 
     assert len(seen) == len(set(KINDS)) * len(FORMATS)
 
