@@ -18,12 +18,13 @@ reads recorded traffic (scripts/bench runs it).
     up, 1.3 with msgspec.
 (c) Time to the first streamed chunk, through mitmdump without and with the addon, from a
     stand-in that streams slowly (x-standin-delay-ms between events), for each framing: OpenAI's
-    SSE and Bedrock InvokeModel's AWS event stream (names in each chunk's base64). Target: at
-    most 1.05 for each.
+    SSE, Bedrock InvokeModel's AWS event stream (names in each chunk's base64) and Ollama's
+    NDJSON. Target: at most 1.05 for each.
     mitmproxy buffers a response body unless an addon sets flow.response.stream, so plain
     mitmdump delivers the first chunk only once the whole stream is done. The fair baseline
-    is therefore mitmdump with a four-line script that streams text/event-stream and
-    application/vnd.amazon.eventstream; both baselines are reported for SSE.
+    is therefore mitmdump with a four-line script that streams text/event-stream,
+    application/vnd.amazon.eventstream and application/x-ndjson; both baselines are reported
+    for SSE.
 (d) scripts/scan's throughput in MB/s over a flow file, a HAR file and a YAML cassette of
     about 10 MB each (3 MB with --quick), and its peak memory. Target: cassettes at 20 MB/s
     or more. `--only d --quick` takes about 5 seconds.
@@ -254,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                 "events), one keep-alive connection per path, rotating order.\n"
                 "    plain mitmdump buffers text/event-stream: its first chunk arrives with the "
                 "last.\n    streaming mitmdump = mitmdump -s a 3-line script setting "
-                "flow.response.stream = True for SSE and the AWS event stream: the fair baseline.\n"
+                "flow.response.stream = True for SSE, the AWS event stream and NDJSON: the fair "
+                "baseline.\n"
                 "    fix: renaming = the addon in fix mode, every tool of the body MCP-named "
                 "(aliased on the way out), the first one forced, its streamed call given back "
                 "under the app's name; 'bytes identical' compares its samples with each other.\n"
@@ -262,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
                 "chunk's Anthropic event in base64, "
                 f"{streamed.event_stream.count(b':event-type')} events), the same 10 tools in "
                 "Anthropic's shape; fix mode restores the name inside the base64 and "
-                "recomputes both CRCs of each message it changes.\n\n" + part.text
+                "recomputes both CRCs of each message it changes.\n"
+                "    The third table: Ollama's /api/chat stream (NDJSON, "
+                f"{len(streamed.ndjson.splitlines())} lines), the same 10 tools, the first called; "
+                "fix mode under toolnames_rule='*=openai' (under rule ollama it renames "
+                "nothing) gives the name back a whole line at a time.\n\n" + part.text
             )
             targets += part.targets
             took["c"] = time.monotonic() - part_started

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import CpuRow
 from benchmark.cpu import other_reader
-from benchmark.streaming import EVENT_STREAM
+from benchmark.streaming import STREAM_TABLES
 from benchmark.streaming import StreamRow
 from benchmark.throughput import FIX_JSON_READER
 from benchmark.throughput import FIX_MODE
@@ -321,9 +321,10 @@ def _stream_table(rows: list[StreamRow], base: float) -> str:
 
 
 def report_stream(rows: list[StreamRow], delay_ms: int) -> Part:
-    """(c): OpenAI's SSE rows, and Bedrock InvokeModel's event-stream rows (named with
-    EVENT_STREAM first) where there are any, each against its own streaming mitmdump."""
-    sse = [r for r in rows if not r.name.startswith(EVENT_STREAM)]
+    """(c): OpenAI's SSE rows, then each other framing's rows (named with its prefix in
+    STREAM_TABLES: Bedrock InvokeModel's event stream, Ollama's NDJSON) where there are any,
+    each against its own streaming mitmdump."""
+    sse = [r for r in rows if not r.name.startswith(STREAM_TABLES)]
     by_name = {r.name: r for r in sse}
     base = by_name["streaming mitmdump"].median_ttfc
     addon = by_name["mitmdump + toolnames"]
@@ -344,20 +345,22 @@ def report_stream(rows: list[StreamRow], delay_ms: int) -> Part:
         ),
     ]
     text = _stream_table(sse, base)
-    events = [r for r in rows if r.name.startswith(EVENT_STREAM)]
-    if events:
-        by_name = {r.name.removeprefix(EVENT_STREAM): r for r in events}
+    for prefix in STREAM_TABLES:
+        framed = [r for r in rows if r.name.startswith(prefix)]
+        if not framed:
+            continue
+        by_name = {r.name.removeprefix(prefix): r for r in framed}
         base = by_name["streaming mitmdump"].median_ttfc
         ratio = by_name["mitmdump + toolnames"].median_ttfc / base
         targets.append(
             Target(
-                "(c) Bedrock InvokeModel event stream: first chunk vs streaming mitmdump",
+                f"(c) {prefix}first chunk vs streaming mitmdump",
                 f"<= {TARGET_TTFC}",
                 f"{ratio:.3f}",
-                verdict(ratio <= TARGET_TTFC and all(r.identical for r in events)),
+                verdict(ratio <= TARGET_TTFC and all(r.identical for r in framed)),
             )
         )
-        text += "\n\n" + _stream_table(events, base)
+        text += "\n\n" + _stream_table(framed, base)
     return Part(text, targets)
 
 

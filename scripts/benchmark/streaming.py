@@ -1,8 +1,9 @@
 """(c) Time to the first streamed chunk, through mitmdump without and with the addon, from a
 stand-in that streams slowly; and through the addon in fix mode, renaming every tool of a body
 whose tools are MCP-named and restoring the name in the streamed call. For each framing a
-format streams in: OpenAI's SSE, and Bedrock InvokeModel's AWS event stream, whose names sit
-inside each chunk's base64 (fix mode decodes, restores, encodes and recomputes both CRCs)."""
+format streams in: OpenAI's SSE, Bedrock InvokeModel's AWS event stream, whose names sit
+inside each chunk's base64 (fix mode decodes, restores, encodes and recomputes both CRCs), and
+Ollama's NDJSON, whose names are given back a whole line at a time."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from benchmark.workload import chat_body
 from benchmark.workload import encode
 from benchmark.workload import invoke_body
 from benchmark.workload import mcp_named
+from benchmark.workload import ollama_body
 from harness.load import progress
 from harness.mitmdump import ADDON_SCRIPT
 from harness.processes import ProcessGroup
@@ -33,7 +35,10 @@ __all__ = [
     "EVENT_STREAM",
     "FIX_RENAMING_PATH",
     "INVOKE_STREAM_PATH",
+    "NDJSON_STREAM",
+    "OLLAMA_STREAM_PATH",
     "STREAM_SSE_SCRIPT",
+    "STREAM_TABLES",
     "StreamResult",
     "StreamCase",
     "StreamRow",
@@ -44,9 +49,9 @@ __all__ = [
 ]
 
 # The fair baseline: what any user who wants streams streamed through mitmdump has to load
-# (SSE, and the AWS event stream of Bedrock).
+# (SSE, the AWS event stream of Bedrock, Ollama's NDJSON).
 STREAM_SSE_SCRIPT = """\
-STREAMS = ("text/event-stream", "application/vnd.amazon.eventstream")
+STREAMS = ("text/event-stream", "application/vnd.amazon.eventstream", "application/x-ndjson")
 
 def responseheaders(flow):
     if flow.response.headers.get("content-type", "").startswith(STREAMS):
@@ -62,6 +67,13 @@ EVENT_STREAM = "Bedrock InvokeModel event stream: "
 INVOKE_STREAM_PATH = "/model/anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream"
 # A Bedrock API key (Bearer): nothing is signed, as with AnthropicBedrock(api_key=...).
 INVOKE_HEADERS = {"authorization": "Bearer test-bedrock-api-key"}
+# Ollama's native chat: its rows' prefix and its path. Ollama has no tool choice: the
+# stand-in's model is told which tool to call (x-standin-call) by a prefix the app's name and
+# its alias share.
+NDJSON_STREAM = "Ollama NDJSON stream: "
+OLLAMA_STREAM_PATH = "/api/chat"
+# The framings after OpenAI's SSE, each with a table and a target of its own (report_stream).
+STREAM_TABLES = (EVENT_STREAM, NDJSON_STREAM)
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,14 @@ class StreamCase:
     app_name: str
     headers: dict[str, str]
     paths: tuple[str, ...]
+    # The rule fix mode's mitmdump is given for this stream (toolnames_rule '*=RULE'), where
+    # the one its path gets renames nothing (Ollama's limits no names); None: that one.
+    fix_rule: str | None = None
+
+    @property
+    def fix_target(self) -> str:
+        """The mitmdump fix mode's renaming row goes through."""
+        return FIX_RENAMING_PATH + (f" (rule {self.fix_rule})" if self.fix_rule else "")
 
 
 class Streamed(NamedTuple):
@@ -117,6 +137,7 @@ class StreamResult(NamedTuple):
     rows: list[StreamRow]
     reference: bytes  # the SSE stream as the stand-in sends it
     event_stream: bytes  # InvokeModel's event stream as the stand-in sends it
+    ndjson: bytes  # Ollama's NDJSON stream as the stand-in sends it
 
 
 def restored_calls(path: str, stream: bytes) -> list[str]:
@@ -129,8 +150,9 @@ def restored_calls(path: str, stream: bytes) -> list[str]:
 
 
 def stream_cases(delay_ms: int) -> list[StreamCase]:
-    """OpenAI's chat completions stream (SSE) with 10 tools, and Bedrock InvokeModel's (AWS
-    event stream, base64 chunks) with the same 10 tools in Anthropic's shape."""
+    """OpenAI's chat completions stream (SSE) with 10 tools, Bedrock InvokeModel's (AWS event
+    stream, base64 chunks) with the same 10 tools in Anthropic's shape, and Ollama's (NDJSON)
+    with the same 10 tools, fix mode's under a rule that renames (Ollama's renames nothing)."""
     body = chat_body(10)
     body["stream"] = True
     raw = encode(body)
@@ -144,6 +166,11 @@ def stream_cases(delay_ms: int) -> list[StreamCase]:
     invoke_renamed = invoke_body(10, mcp=True)
     invoke_name = invoke_renamed["tools"][0]["name"]
     invoke_renamed["tool_choice"] = {"type": "tool", "name": invoke_name}
+    ollama = ollama_body(10)
+    ollama_renamed = ollama_body(10, mcp=True)
+    ollama_name = ollama_renamed["tools"][0]["function"]["name"]
+    # get_weather*: the app's get_weather and the alias of get.weather (get_weather_<digest>).
+    ollama_call = {"x-standin-call": ollama["tools"][0]["function"]["name"] + "*"}
     return [
         StreamCase(
             "",
@@ -163,6 +190,18 @@ def stream_cases(delay_ms: int) -> list[StreamCase]:
             invoke_name,
             {**INVOKE_HEADERS, **delay},
             ("direct (no proxy)", "streaming mitmdump", "mitmdump + toolnames"),
+        ),
+        # Likewise buffered by plain mitmdump. Under rule ollama fix mode renames nothing, so
+        # its row is fix mode under openai's rule, as a user who names one gets it.
+        StreamCase(
+            NDJSON_STREAM,
+            OLLAMA_STREAM_PATH,
+            encode(ollama),
+            encode(ollama_renamed),
+            ollama_name,
+            {**ollama_call, **delay},
+            ("direct (no proxy)", "streaming mitmdump", "mitmdump + toolnames"),
+            fix_rule="openai",
         ),
     ]
 
@@ -190,6 +229,17 @@ def bench_stream(binary: Path, workdir: Path, quick: bool, delay_ms: int) -> Str
             [ADDON_SCRIPT],
             options={"toolnames_mode": "fix"},
         )
+        for rule in sorted({case.fix_rule for case in cases if case.fix_rule}):
+            target = next(case.fix_target for case in cases if case.fix_rule == rule)
+            targets[target] = start_bench_mitmdump(
+                group,
+                f"mitmdump + toolnames (fix, rule {rule})",
+                binary,
+                standin.url,
+                workdir,
+                [ADDON_SCRIPT],
+                options={"toolnames_mode": "fix", "toolnames_rule": f"*={rule}"},
+            )
         conns = {
             name: http.client.HTTPConnection("127.0.0.1", proc.port, timeout=60)
             for name, proc in targets.items()
@@ -198,13 +248,13 @@ def bench_stream(binary: Path, workdir: Path, quick: bool, delay_ms: int) -> Str
         plan: list[tuple[str, StreamCase, str, bytes]] = []
         for case in cases:
             plan += [(case.prefix + target, case, target, case.body) for target in case.paths]
-            plan.append((case.prefix + FIX_RENAMING_PATH, case, FIX_RENAMING_PATH, case.renamed))
+            plan.append((case.prefix + FIX_RENAMING_PATH, case, case.fix_target, case.renamed))
         rows = {name: StreamRow(name) for name, *_ in plan}
         references: dict[str, bytes] = {}
         expected = {}
         for name, case, target, body in plan:  # warm up every connection and path
             expected[name] = first_chunk(conns[target], body, case.headers, case.path).body
-            if target != FIX_RENAMING_PATH:
+            if target != case.fix_target:
                 references[case.prefix] = expected[name]
             else:
                 calls = restored_calls(case.path, expected[name])
@@ -223,10 +273,12 @@ def bench_stream(binary: Path, workdir: Path, quick: bool, delay_ms: int) -> Str
                 row.total.append(streamed.total)
                 # The renamed path's stream differs from the stand-in's by the names given back.
                 row.identical = row.identical and streamed.body == expected[name]
-                if target != FIX_RENAMING_PATH:
+                if target != case.fix_target:
                     row.identical = row.identical and streamed.body == references[case.prefix]
             if (i + 1) % max(1, samples // 4) == 0:
                 progress(f"(c) {i + 1}/{samples} streamed requests through each")
         for conn in conns.values():
             conn.close()
-    return StreamResult(list(rows.values()), references[""], references[EVENT_STREAM])
+    return StreamResult(
+        list(rows.values()), references[""], references[EVENT_STREAM], references[NDJSON_STREAM]
+    )

@@ -22,6 +22,7 @@ __all__ = [
     "chat_tool",
     "encode",
     "invoke_body",
+    "ollama_body",
     "mcp_name",
     "mcp_named",
     "small_body",
@@ -181,6 +182,28 @@ def invoke_body(tools: int, mcp: bool = False, seed: int = 0) -> dict:
         "max_tokens": 1024,
         "system": _prose(rng, 120),
         "messages": [{"role": "user", "content": _prose(rng, 30)}],
+    }
+    if offered:
+        body["tools"] = offered
+    return body
+
+
+def ollama_body(tools: int, mcp: bool = False, seed: int = 0) -> dict:
+    """An Ollama /api/chat request as the ollama client sends it: a system prompt, one user
+    message and ``tools`` tools, chat_tool's (Ollama takes OpenAI's function shape), streamed
+    (Ollama's default, said as the client says it); their names as an MCP client gives them if
+    ``mcp``."""
+    rng = random.Random(seed)
+    offered = [chat_tool(i) for i in range(tools)]
+    for tool in offered if mcp else ():
+        tool["function"]["name"] = mcp_name(tool["function"]["name"])
+    body: dict = {
+        "model": "qwen3:8b",
+        "stream": True,
+        "messages": [
+            {"role": "system", "content": _prose(rng, 120)},
+            {"role": "user", "content": _prose(rng, 30)},
+        ],
     }
     if offered:
         body["tools"] = offered

@@ -5,6 +5,7 @@ import pytest
 from benchmark.cli import main
 from benchmark.streaming import EVENT_STREAM
 from benchmark.streaming import FIX_RENAMING_PATH
+from benchmark.streaming import NDJSON_STREAM
 
 
 def test_help_names_the_three_parts_and_the_quick_run(capsys):
@@ -64,14 +65,18 @@ def test_the_b_schedule_plans_both_tables_at_each_connection_count():
     assert planned_seconds(chosen, False, [1, 16]) == pytest.approx(expected)
 
 
-def test_a_quick_run_of_part_c_streams_sse_and_bedrocks_event_stream(capsys, tmp_path):
+def test_a_quick_run_of_part_c_streams_sse_bedrocks_event_stream_and_ndjson(capsys, tmp_path):
     # 5 ms between events: the run checks that fix mode gives the app's name back in each
-    # stream (inside the base64 for Bedrock) and reports a row per path; no figure is judged.
+    # stream (inside the base64 for Bedrock, a line at a time for Ollama) and reports a row
+    # per path; no figure is judged.
     markdown = tmp_path / "c.md"
     main(["--quick", "--only", "c", "--delay-ms", "5", "--markdown", str(markdown)])
 
     out = capsys.readouterr().out
     for path in ("streaming mitmdump", "mitmdump + toolnames", FIX_RENAMING_PATH):
         assert f"| {path} " in out and f"| {EVENT_STREAM}{path} " in out
+        assert f"| {NDJSON_STREAM}{path} " in out
     assert "| (c) Bedrock InvokeModel event stream: first chunk vs streaming mitmdump |" in out
+    assert f"| (c) {NDJSON_STREAM}first chunk vs streaming mitmdump " in out
+    assert "NDJSON, 2 lines" in out
     assert "base64, 7 events" in out

@@ -11,6 +11,7 @@ from benchmark.report import report_stream
 from benchmark.report import table
 from benchmark.streaming import EVENT_STREAM
 from benchmark.streaming import FIX_RENAMING_PATH
+from benchmark.streaming import NDJSON_STREAM
 from benchmark.streaming import StreamRow
 from benchmark.workload import Case
 from toolnames_core import READERS
@@ -178,4 +179,24 @@ def test_the_event_stream_gets_a_table_and_a_target_against_its_own_streaming_mi
     assert report_stream(rows, 50).targets[2].result == "MISS"
     rows[4].ttfc = [0.0220]
     rows[5].identical = True
+    assert report_stream(rows, 50).targets[2].result == "MISS"
+
+
+def test_ollamas_ndjson_gets_a_table_and_a_target_of_its_own():
+    rows = [
+        StreamRow("plain mitmdump", [0.2], [0.2]),
+        StreamRow("streaming mitmdump", [0.010], [0.2]),
+        StreamRow("mitmdump + toolnames", [0.0104], [0.2]),
+        StreamRow(NDJSON_STREAM + "streaming mitmdump", [0.030], [0.3]),
+        StreamRow(NDJSON_STREAM + "mitmdump + toolnames", [0.0309], [0.3]),
+        StreamRow(NDJSON_STREAM + FIX_RENAMING_PATH, [0.0400], [0.3]),
+    ]
+    part = report_stream(rows, 50)
+
+    assert part.targets[2].target == (f"(c) {NDJSON_STREAM}first chunk vs streaming mitmdump")
+    assert [t.result for t in part.targets] == ["PASS", "PASS", "PASS"]
+    assert part.targets[2].measured == "1.030"  # against 30 ms, its own baseline
+    assert f"| {NDJSON_STREAM}{FIX_RENAMING_PATH} | 40.0 ms" in part.text
+    assert f"| {NDJSON_STREAM}streaming mitmdump |" not in part.text.split("\n\n")[0]
+    rows[4].ttfc = [0.0330]
     assert report_stream(rows, 50).targets[2].result == "MISS"
