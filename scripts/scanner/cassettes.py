@@ -17,6 +17,7 @@ from scanner.recorded import RecordProblem
 from scanner.recorded import convert_record
 from scanner.recorded import decode_body
 from scanner.recorded import header_map
+from scanner.recorded import mcp_headers
 from scanner.recorded import response_body
 from scanner.recorded import split_url
 from scanner.recorded import text_bytes
@@ -67,9 +68,11 @@ def cassette_exchange(item: object, index: int) -> RecordedExchange:
     ex = RecordedExchange(index, method, host, path, port=port)
     if method.upper() != "POST":
         return ex
+    request_headers = header_map(request.get("headers"))
+    ex.mcp_headers = mcp_headers(request_headers)
     raw = _cassette_body(request.get("body"))
     if raw is not None:
-        ce = header_map(request.get("headers")).get("content-encoding")
+        ce = request_headers.get("content-encoding")
         ex.request_content, ex.request_problem = decode_body(raw, ce)
     response = item.get("response")
     if isinstance(response, dict):

@@ -10,6 +10,7 @@ from typing import BinaryIO
 from mitmproxy import http
 from mitmproxy import io as mitm_io
 
+from scanner.recorded import MCP_HEADERS
 from scanner.recorded import ReadFailure
 from scanner.recorded import RecordedExchange
 from scanner.recorded import RecordProblem
@@ -18,14 +19,9 @@ from toolnames_core import FlowRecord
 from toolnames_mitm import next_record
 
 __all__ = [
-    "MCP_HEADERS",
     "FlowFileReader",
     "flow_exchange",
 ]
-
-
-# The request headers an MCP exchange is judged with (toolnames_core/mcp/).
-MCP_HEADERS = ("mcp-session-id", "mcp-method", "mcp-name")
 
 
 class _FlowFile:

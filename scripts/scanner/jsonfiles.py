@@ -17,6 +17,7 @@ from scanner.recorded import RecordProblem
 from scanner.recorded import convert_record
 from scanner.recorded import decode_body
 from scanner.recorded import header_map
+from scanner.recorded import mcp_headers
 from scanner.recorded import response_body
 from scanner.recorded import split_url
 from scanner.recorded import text_bytes
@@ -218,6 +219,8 @@ def har_exchange(entry: object, index: int) -> RecordedExchange:
     ex = RecordedExchange(index, method, host, path, port=port)
     if method.upper() != "POST":
         return ex
+    request_headers = header_map(request.get("headers"))
+    ex.mcp_headers = mcp_headers(request_headers)
     post = request.get("postData")
     text = post.get("text") if isinstance(post, dict) else None
     if isinstance(text, str):
@@ -226,7 +229,7 @@ def har_exchange(entry: object, index: int) -> RecordedExchange:
         except (binascii.Error, ValueError) as e:
             ex.request_problem = f"postData.text is not valid base64 ({e})"
         else:
-            ce = header_map(request.get("headers")).get("content-encoding")
+            ce = request_headers.get("content-encoding")
             ex.request_content, ex.request_problem = decode_body(raw, ce)
     response = entry.get("response")
     if isinstance(response, dict):

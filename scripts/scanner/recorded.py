@@ -13,6 +13,7 @@ from mitmproxy.net import encoding as mitm_encoding
 from toolnames_core import FlowRecord
 
 __all__ = [
+    "MCP_HEADERS",
     "PROG",
     "ReadFailure",
     "RecordProblem",
@@ -22,6 +23,7 @@ __all__ = [
     "convert_record",
     "decode_body",
     "header_map",
+    "mcp_headers",
     "response_body",
     "shorten",
     "split_url",
@@ -30,6 +32,11 @@ __all__ = [
 
 PROG = "scan"
 SNIFF_BYTES = 64 * 1024
+
+# The request headers an MCP exchange is judged with (toolnames_core/mcp/): its session, and
+# the 2026-07-28 revision's Mcp-Method and Mcp-Name, which must agree with the body. Flow
+# files, HAR files and cassettes all keep request headers (unless a recorder filtered them).
+MCP_HEADERS = ("mcp-session-id", "mcp-method", "mcp-name")
 
 
 class ReadFailure(Exception):
@@ -62,8 +69,7 @@ class RecordedExchange:
     # A WebSocket session's messages, as (index in the flow, from_client, content), without
     # the ones an addon injected; None for an HTTP exchange (flow files only).
     messages: list[tuple[int, bool, bytes]] | None = None
-    # The MCP headers of the request (mcp-session-id, mcp-method, mcp-name), by lowercase
-    # name, where the recording keeps headers (flow files).
+    # The MCP headers of the request (MCP_HEADERS), by lowercase name, as recorded.
     mcp_headers: dict[str, str] = field(default_factory=dict)
     # The port the request went to: a rule may be the port's (Ollama's 11434), as live.
     port: int | None = None
@@ -171,6 +177,11 @@ def header_map(value: object) -> dict[str, str]:
         if isinstance(name, str) and isinstance(v, (str, int)):
             out.setdefault(name.lower(), str(v))
     return out
+
+
+def mcp_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The MCP headers among a request's (``header_map``'s lower-cased names)."""
+    return {name: headers[name] for name in MCP_HEADERS if name in headers}
 
 
 class Url(NamedTuple):

@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from mitmproxy.test import tflow
 
 from harness.inprocess import running
 from harness.mitmdump import ADDON_SCRIPT
@@ -448,3 +449,123 @@ def test_ollama_is_scanned_under_its_rule_with_its_ndjson_calls_and_its_port(
         ),
         ("openai-chat", "ollama", "choice-ignored", "tool_choice"),
     ]
+
+
+# -- MCP ---------------------------------------------------------------------------------------
+
+# 100 characters: within MCP's 128 and Anthropic's, beyond OpenAI's 64 (toolnames_mcp_rule's default).
+MCP_LONG = "list_" + "x" * 95
+
+
+def _mcp_flow(message: dict, answer: dict | None, sse: bool = False, **headers: str):
+    from mitmproxy import http
+    from mitmproxy.test import tutils
+
+    flow = tflow.tflow(
+        req=tutils.treq(method=b"POST", host="127.0.0.1", port=8931, path=b"/mcp"), live=False
+    )
+    flow.request.content = json.dumps(message).encode()
+    flow.request.headers["accept"] = "application/json, text/event-stream"
+    flow.request.headers["authorization"] = samples.FAKE_AUTHORIZATION
+    for name, value in {"mcp-session-id": "s1", "mcp-protocol-version": "2025-11-25"}.items():
+        flow.request.headers[name] = value
+    for name, value in headers.items():
+        flow.request.headers[name.replace("_", "-")] = value
+    if answer is not None:
+        body = json.dumps(answer)
+        if sse:
+            body = f"event: message\ndata: {body}\n\n"
+        content_type = "text/event-stream" if sse else "application/json"
+        flow.response = http.Response.make(200, body.encode(), {"content-type": content_type})
+    return flow
+
+
+def _listing(id_: int, names: list[str], cursor: str | None = None) -> dict:
+    result: dict = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in names]}
+    if cursor:
+        result["nextCursor"] = cursor
+    return {"jsonrpc": "2.0", "id": id_, "result": result}
+
+
+def _call(id_: int, name: str) -> dict:
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name}}
+
+
+def mcp_session_flows() -> list:
+    """A session as recorded: two tools/list pages (the second an SSE answer), a call of an
+    unlisted name, one whose Mcp-Name disagrees with params.name, and a plain call."""
+    done = {"jsonrpc": "2.0", "id": 0, "result": {"content": []}}
+    return [
+        _mcp_flow(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            _listing(1, ["github.create_issue", "search docs", MCP_LONG], cursor="p2"),
+        ),
+        _mcp_flow(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "p2"}},
+            _listing(2, ["get_weather", "search docs"]),
+            sse=True,
+        ),
+        _mcp_flow(_call(3, "delete_everything"), {**done, "id": 3}, sse=True),
+        _mcp_flow(_call(4, "get_weather"), {**done, "id": 4}, mcp_name="github.create_issue"),
+        _mcp_flow(_call(5, "get_weather"), {**done, "id": 5}, mcp_name="get_weather"),
+    ]
+
+
+def _addon_findings(flows: list, **options) -> list[tuple]:
+    """What the addon itself records on the same flows, read back from a flow file as
+    mitmdump does (-nr): the one answer the scanner must give."""
+    found = []
+    with running(**options) as (tctx, _):
+        mcp = tctx.master.addons.get("mcptraffic")
+        for index, original in enumerate(flows):
+            flow = original.copy()
+            answer, flow.response = flow.response, None
+            mcp.request(flow)
+            flow.response = answer
+            mcp.responseheaders(flow)
+            mcp.response(flow)
+            meta = flow.metadata.get("toolnames") or {}
+            found += [
+                (index, f["severity"], f["code"], f["path"], f["message"])
+                for f in meta.get("findings", [])
+            ]
+    return sorted(found)
+
+
+def _scanned(rows: list[dict]) -> list[tuple]:
+    return sorted((r["flow"], r["severity"], r["code"], r["path"], r["message"]) for r in rows)
+
+
+@pytest.mark.parametrize("name", WRITERS)
+def test_recorded_mcp_traffic_is_found_with_the_live_addons_findings(capsys, tmp_path, name):
+    flows = mcp_session_flows()
+    code, rows, err = scan_json(capsys, WRITERS[name](tmp_path / name, flows))
+
+    assert _scanned(rows) == _addon_findings(flows)
+    found = {(r["flow"], r["code"]) for r in rows}
+    assert {
+        (0, "mcp-name-rejected"),  # the dot, the space, the 100 characters
+        (0, "mcp-name-invalid"),  # the space
+        (1, "mcp-name-duplicate"),  # "search docs" again, on the SSE page
+        (2, "mcp-call-unlisted"),  # from an SSE answer's session
+        (3, "mcp-header-mismatch"),  # Mcp-Name survives the recording
+    } <= found
+    assert not any(r["flow"] == 4 for r in rows)  # a plain call of a listed name
+    assert {r["api"] for r in rows} == {"mcp"} and {r["rule"] for r in rows} == {"openai"}
+    assert code == 1
+
+
+@pytest.mark.parametrize("name", WRITERS)
+def test_mcp_rule_option_holds_listed_names_to_another_rule_as_the_addons(capsys, tmp_path, name):
+    flows = mcp_session_flows()[:1]
+    path = WRITERS[name](tmp_path / name, flows)
+    _, default, _ = scan_json(capsys, path)
+    _, anthropic, _ = scan_json(capsys, "--mcp-rule", "anthropic", path)
+
+    def long_name(rows):
+        return [r["severity"] for r in rows if r["path"] == "result.tools[2].name"]
+
+    assert long_name(default) == ["warning"]  # OpenAI's 64 characters
+    assert long_name(anthropic) == ["info"]  # Anthropic takes 128: only other providers reject it
+    assert {r["rule"] for r in anthropic} == {"anthropic"}
+    assert _scanned(anthropic) == _addon_findings(flows, toolnames_mcp_rule="anthropic")
