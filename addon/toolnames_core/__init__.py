@@ -37,6 +37,7 @@ from toolnames_core.mcp import mcp_server
 from toolnames_core.mcp import read_lookup_answer
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
+from toolnames_core.model import Fix
 from toolnames_core.names import escape_text
 from toolnames_core.names import quote_name
 from toolnames_core.readers import READERS
@@ -86,6 +87,7 @@ __all__ = [
     "Credentials",
     "Exchange",
     "Finding",
+    "Fix",
     "FlowEntry",
     "FlowRecord",
     "ListingPage",

@@ -7,9 +7,12 @@ saving; what it remembers between flows (each session's listed names) is the cor
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from collections.abc import Callable
 
 from mitmproxy import http
 
+from toolnames_core import Finding
+from toolnames_core import Fix
 from toolnames_core import McpExchange
 from toolnames_core import McpState
 from toolnames_core import McpStream
@@ -17,6 +20,7 @@ from toolnames_core import endpoint_session
 from toolnames_core import is_mcp_request
 from toolnames_core import is_stream
 from toolnames_core import mcp_server
+from toolnames_core import quote_name
 from toolnames_mitm import flows
 from toolnames_mitm import signing
 from toolnames_mitm.addon import ToolNames
@@ -201,6 +205,8 @@ class McpTraffic:
             exchange.answer_unread(f"the SSE answer came compressed with {coding}")
             return
         response.stream = tap.pieces
+        if flow.request.method == "GET":
+            tap.on_event = self._passing(flow, exchange)
         if tap.decodes:
             # Names are spliced in the decoded stream, which goes on uncompressed.
             del response.headers["content-encoding"]
@@ -232,7 +238,31 @@ class McpTraffic:
         if tap is None:
             return  # a coding nothing here decodes: no stream toolnames can tell is MCP
         names.tracked[flow] = Tracked(mcp=exchange)
+        tap.on_event = self._passing(flow, exchange)
         response.stream = tap.pieces
+
+    def _passing(
+        self, flow: http.HTTPFlow, exchange: McpExchange
+    ) -> Callable[[int, list[Finding], list[Fix]], None]:
+        """What a GET stream's event brought, said as it passes: the flow marked and
+        commented with the record so far, a log line for each finding and one for the
+        aliases listed (the stream lasts as long as its session; it is saved when it ends)."""
+        names = self.tool_names
+
+        def passed(index: int, findings: list[Finding], fixes: list[Fix]) -> None:
+            flows.mark(flow, flows.recorded(flow, exchange, names.mode))
+            for finding in findings:
+                names.log(
+                    flow,
+                    f"event {index}: toolnames {finding.severity}: {finding.code}: "
+                    f"{finding.message}",
+                )
+            if fixes:
+                shown = ", ".join(f"{quote_name(f.old)} → {quote_name(f.new)}" for f in fixes[:3])
+                more = f" and {len(fixes) - 3} more" if len(fixes) > 3 else ""
+                names.log(flow, f"event {index}: toolnames fixed: listed {shown}{more}")
+
+        return passed
 
     def response(self, flow: http.HTTPFlow) -> None:
         if is_lookup(flow):
@@ -274,5 +304,7 @@ class McpTraffic:
         recorded = None
         if exchange.findings or exchange.fixes or exchange.fix_skipped:
             recorded = flows.recorded(flow, exchange, names.mode)
-            names.log(flow, flows.mark(flow, recorded))
+            comment = flows.mark(flow, recorded)
+            if not (tapped and response.stream.__self__.said):
+                names.log(flow, comment)  # else said as it passed (_passing)
         names.save(flow, recorded)

@@ -239,6 +239,31 @@ def test_an_http_sse_stream_is_read_for_the_answers_to_its_sessions_posts():
     assert after.metadata["toolnames"]["findings"][0]["severity"] == "info"
 
 
+@pytest.mark.parametrize("mode", ["observe", "fix"])
+def test_a_get_streams_listing_is_said_as_it_passes_not_when_the_stream_ends(caplog, mode):
+    with running(toolnames_mode=mode) as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        stream_flow = sse_get()
+        mcp.request(stream_flow)
+        mcp.responseheaders(stream_flow)
+        tap = stream_flow.response.stream
+        tap(b"event: endpoint\r\ndata: /messages/?session_id=cd34\r\n\r\n")
+        post = mcp_flow(rpc("tools/list", 4), path=b"/messages/?session_id=cd34")
+        del post.request.headers["mcp-session-id"]
+        run(mcp, post, b"Accepted", "text/plain", status=202)
+        tap(b"event: message\r\ndata: " + json.dumps(dict(LISTING, id=4)).encode() + b"\r\n\r\n")
+        # The stream goes on (a session's stream lasts as long as the session): said now.
+        passing = [r.getMessage() for r in caplog.records if "toolnames" in r.getMessage()]
+        assert stream_flow.marked and DOTTED in stream_flow.comment
+        assert any("event 1: toolnames warning: mcp-name-rejected" in m for m in passing)
+        assert (mode == "fix") == any("event 1: toolnames fixed: listed" in m for m in passing)
+        tap(b"")
+        mcp.response(stream_flow)
+        ended = [r.getMessage() for r in caplog.records if "toolnames" in r.getMessage()]
+    assert ended == passing  # not said again when it ends
+    assert stream_flow.metadata["toolnames"]["findings"][0]["code"] == codes.MCP_NAME_REJECTED
+
+
 def test_mcp_servers_at_two_paths_of_one_host_have_their_own_listings():
     with running() as (tctx, tn):
         mcp = tctx.master.addons.get("mcptraffic")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
+from collections.abc import Callable
 
 from toolnames_core import codes
 from toolnames_core.aliases import ALIAS_REWRITE
@@ -563,6 +564,12 @@ class McpStream:
             raise ValueError(f"no incremental decoder for {coding!r}")
         self.content = StreamDecoder(coding) if coding is not None else None
         self.told_failure = False
+        # Called with an event's number, and the findings and fixes it brought, when it
+        # brought some: a GET stream lasts as long as its session, so what it carries is
+        # said as it passes (the glue logs and marks it), not when it ends.
+        self.on_event: Callable[[int, list[Finding], list[Fix]], None] | None = None
+        # Something was said as it passed: the stream's end need not say it again.
+        self.said = False
         if self.content is not None and fix and sniff:
             self.fix = False
             self.kept = (
@@ -658,6 +665,22 @@ class McpStream:
                 return raw
         if messages is None:
             return raw
+        exchange = self.exchange
+        before = (len(exchange.response_findings), len(exchange.fixes), len(exchange.fix_skipped))
+        try:
+            return self._judged(raw, spans, data, index, messages)
+        finally:
+            if self.on_event is not None:
+                findings, fixes, skipped = before
+                new_findings = exchange.response_findings[findings:]
+                new_fixes = exchange.fixes[fixes:]
+                if new_findings or new_fixes or len(exchange.fix_skipped) > skipped:
+                    self.said = True
+                    self.on_event(index, new_findings, new_fixes)
+
+    def _judged(
+        self, raw: bytes, spans: tuple, data: bytes, index: int, messages: list[Message]
+    ) -> bytes:
         replacements = self.exchange.judge_answers(messages, ("event", index), self.judge_fix)
         if not replacements:
             return raw
