@@ -11,7 +11,10 @@ import zlib
 from pathlib import Path
 
 import pytest
+from mitmproxy import http
+from mitmproxy import io
 from mitmproxy.test import tflow
+from mitmproxy.test import tutils
 
 from harness.inprocess import running
 from harness.mitmdump import ADDON_SCRIPT
@@ -458,9 +461,6 @@ MCP_LONG = "list_" + "x" * 95
 
 
 def _mcp_flow(message: dict, answer: dict | None, sse: bool = False, **headers: str):
-    from mitmproxy import http
-    from mitmproxy.test import tutils
-
     flow = tflow.tflow(
         req=tutils.treq(method=b"POST", host="127.0.0.1", port=8931, path=b"/mcp"), live=False
     )
@@ -569,3 +569,76 @@ def test_mcp_rule_option_holds_listed_names_to_another_rule_as_the_addons(capsys
     assert long_name(anthropic) == ["info"]  # Anthropic takes 128: only other providers reject it
     assert {r["rule"] for r in anthropic} == {"anthropic"}
     assert _scanned(anthropic) == _addon_findings(flows, toolnames_mcp_rule="anthropic")
+
+
+def test_mcp_flows_the_addon_saves_lose_credentials_keep_mcp_headers_and_scan_the_same(
+    capsys, tmp_path
+):
+    # Live, through the hooks as mitmdump runs them (an SSE answer streamed through the tap),
+    # with toolnames_save: only flagged flows are saved, each a redacted copy.
+    flows = mcp_session_flows()
+    flows[2].request.content = json.dumps(
+        {
+            **json.loads(flows[2].request.content),
+            "params": {"name": "delete_everything", "arguments": {"api_key": "sk-argument-secret"}},
+        }
+    ).encode()
+    # An MCP client's OAuth token exchange through the same proxy (RFC 6749 section 4.1.3,
+    # PKCE's code_verifier): neither MCP nor an LLM call, so never flagged, never saved.
+    token = tflow.tflow(live=True)
+    token.request.method, token.request.path = "POST", "/token"
+    token.request.headers["content-type"] = "application/x-www-form-urlencoded"
+    token.request.content = (
+        b"grant_type=authorization_code&code=oauth-code-secret&code_verifier=pkce-secret"
+    )
+    token.response = http.Response.make(
+        200,
+        b'{"access_token": "at-secret", "token_type": "Bearer"}',
+        {"content-type": "application/json"},
+    )
+    path = tmp_path / "flagged.mitm"
+    found = []
+    with running(toolnames_save=str(path)) as (tctx, tn):
+        mcp = tctx.master.addons.get("mcptraffic")
+        for flow in [*flows, token]:
+            flow.live = True
+            flow.request.headers["cookie"] = "session=cookie-secret"
+            answer, flow.response = flow.response, None
+            tn.request(flow)
+            mcp.request(flow)
+            flow.response = answer
+            flow.response.headers["set-cookie"] = "session=set-cookie-secret; HttpOnly"
+            tn.responseheaders(flow)
+            mcp.responseheaders(flow)
+            if callable(flow.response.stream):
+                tap = flow.response.stream
+                flow.response.content = b"".join([*tap(flow.response.content), *tap(b"")])
+            tn.response(flow)
+            mcp.response(flow)
+            meta = flow.metadata.get("toolnames") or {}
+            found += [
+                (f["severity"], f["code"], f["path"], f["message"])
+                for f in meta.get("findings", [])
+            ]
+    assert {f[1] for f in found} >= {
+        "mcp-name-duplicate",
+        "mcp-call-unlisted",
+        "mcp-header-mismatch",
+    }
+    saved_bytes = path.read_bytes()
+    secrets = ("sk-test-not-a-key", "cookie-secret", "set-cookie-secret", "sk-argument-secret")
+    for secret in (*secrets, "oauth-code-secret", "pkce-secret", "at-secret"):
+        assert secret.encode() not in saved_bytes
+    with open(path, "rb") as fo:
+        saved = list(io.FlowReader(fo).stream())
+    assert len(saved) == 4  # neither the plain call nor the token exchange is flagged
+    for flow in saved:
+        assert flow.request.headers["mcp-session-id"] == "s1"
+        assert flow.request.headers["mcp-protocol-version"] == "2025-11-25"
+    assert saved[3].request.headers["mcp-name"] == "github.create_issue"
+
+    _, rows, _ = scan_json(capsys, path)
+    assert sorted((r["severity"], r["code"], r["path"], r["message"]) for r in rows) == sorted(
+        found
+    )
+    assert "mcp-header-mismatch" in {r["code"] for r in rows}
