@@ -7,6 +7,8 @@ Two clients send the request Mastra builds when a tool registered under the key
 "search.web"): a real Mastra agent (node, tests/e2e/mastra, when its node_modules are
 installed) and the openai SDK. Then fix mode's renaming: a Vercel AI SDK app whose tool is
 named "github.create_issue", rejected by the provider in observe mode, working in fix mode.
+Last, MCP (walkthrough/mcp.py): the stand-in MCP server behind mitmdump in observe and fix
+mode, listed and called by the `mcp` SDK's client.
 Every step is checked; the exit status is 1 if any step did not behave as described.
 Flagged flows are saved to OUT/flagged.mitm.
 
@@ -27,9 +29,13 @@ from harness.processes import REPO_ROOT
 from harness.processes import HarnessError
 from harness.processes import ProcessGroup
 from harness.provider import start_standin
+from standin.mcp_server import PATH
 from walkthrough.clients import KEY
 from walkthrough.clients import WIRE_NAME
 from walkthrough.clients import mastra_available
+from walkthrough.mcp import mcp_available
+from walkthrough.mcp import mcp_step
+from walkthrough.mcp import start_mcp_server
 from walkthrough.renaming import MCP_NAME
 from walkthrough.renaming import ai_sdk_available
 from walkthrough.renaming import renaming_step
@@ -41,14 +47,14 @@ from walkthrough.steps import saved_summary
 from walkthrough.steps import sdk_step
 from walkthrough.steps import shown
 
-__all__ = ["MODES", "SECTIONS", "main", "run_mode", "run_renaming"]
+__all__ = ["MODES", "SECTIONS", "main", "run_mcp", "run_mode", "run_renaming"]
 
 MODES = {
     "observe": "reports what is wrong and changes nothing",
     "fix": "rewrites the forced name to the tool Mastra meant",
     "block": "answers HTTP 400 itself, so the provider never sees the request",
 }
-SECTIONS = len(MODES) + 1  # the modes, then renaming
+SECTIONS = len(MODES) + 2  # the modes, renaming, then MCP
 
 
 def run_mode(
@@ -75,7 +81,7 @@ def run_renaming(
     group: ProcessGroup, provider: str, save: Path, out: Path, skip: str | None, report: Report
 ) -> None:
     print(
-        f"\n== {SECTIONS}/{SECTIONS} renaming: toolnames_mode=fix gives the provider names it "
+        f"\n== {SECTIONS - 1}/{SECTIONS} renaming: toolnames_mode=fix gives the provider names it "
         "accepts, and the app its own names back =="
     )
     if skip is not None:
@@ -85,6 +91,24 @@ def run_renaming(
         proxy = start_proxy(mode, group, provider, save, out, name=f"mitmdump-renaming-{mode}")
         try:
             renaming_step(mode, proxy, provider, report)
+        finally:
+            group.stop(proxy.process)
+
+
+def run_mcp(group: ProcessGroup, save: Path, out: Path, skip: str | None, report: Report) -> None:
+    print(
+        f"\n== {SECTIONS}/{SECTIONS} mcp: toolnames in front of an MCP server, where names are "
+        "born (docs/mcp.md) =="
+    )
+    if skip is not None:
+        print(f"  (skipped: {skip})")
+        return
+    server = start_mcp_server(group, out)
+    print(f"  server    the stand-in MCP server (the mcp SDK's) at {server}{PATH}")
+    for mode in ("observe", "fix"):
+        proxy = start_proxy(mode, group, server, save, out, name=f"mitmdump-mcp-{mode}")
+        try:
+            mcp_step(mode, proxy, server, report)
         finally:
             group.stop(proxy.process)
 
@@ -146,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         for index, mode in enumerate(MODES, 1):
             run_mode(index, mode, group, provider, save, out, mastra_skip, report)
         run_renaming(group, provider, save, out, mastra_skip or ai_sdk_available(), report)
+        run_mcp(group, save, out, mcp_available(), report)
         saved_summary(save, report)
     except HarnessError as e:
         # A process did not even start: that is a failure of the demo, with its output.

@@ -234,3 +234,4 @@ def saved_summary(save: Path, report: Report) -> None:
     bin_dir = own_mitmdump().parent
     print(f"  {shown(bin_dir / 'mitmdump')} -nr {where} -s addon/toolnames.py {LOOPBACK}")
     print(f"  {shown(bin_dir / 'mitmweb')} -r {where} -s addon/toolnames.py {LOOPBACK}")
+    print(f"  scripts/scan {where}   # the findings, LLM and MCP, as a table")
