@@ -523,7 +523,7 @@ class Exchange:
         self.response_calls = calls
         found = []
         if self.readable:
-            found = response_checks.check_calls(calls, self.offered, complete)
+            found = response_checks.check_calls(calls, self.offered, self.rule, complete)
         if problem:
             found.append(problem)
         self.response_findings = found

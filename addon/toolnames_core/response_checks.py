@@ -10,10 +10,14 @@ from toolnames_core.model import RequestView
 from toolnames_core.names import describe_name
 from toolnames_core.names import quote_name
 from toolnames_core.request_checks import offered_text
+from toolnames_core.rules import NameRule
 
 
-def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) -> list[Finding]:
-    """``complete`` is False for a stream that broke off: absent calls then prove nothing."""
+def check_calls(
+    calls: list[NameRef], view: RequestView, rule: NameRule, complete: bool = True
+) -> list[Finding]:
+    """``complete`` is False for a stream that broke off: absent calls then prove nothing.
+    ``rule`` says what a call to a tool never offered does later (NameRule.replayed)."""
     if not calls:
         return _check_choice(calls, view, complete)  # most answers: no name sets to build
     findings = []
@@ -39,8 +43,7 @@ def check_calls(calls: list[NameRef], view: RequestView, complete: bool = True) 
                 codes.RESPONSE_UNKNOWN_TOOL,
                 "error",
                 call.path,
-                f"the model called {what}{offered_text(view)}. "
-                "Kept in the history, this name can make every later request fail",
+                f"the model called {what}{offered_text(view)}. {rule.replayed()}",
             )
         )
     real = [c for c in calls if not is_parallel_wrapper(c.name, offered)]

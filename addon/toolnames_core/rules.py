@@ -28,6 +28,17 @@ class NameRule:
     # Whether the provider honours a forced tool choice; Ollama ignores tool_choice.
     honours_choice: bool = True
 
+    def replayed(self) -> str:
+        """What a call to a tool never offered does once the app sends it back in the history:
+        the one place response-unknown-tool's text says it (docs/providers.md §1.2)."""
+        if not self.enforced:
+            # The provider checks no names: the history is never refused for one.
+            return (
+                f"Under rule {self.id} (the provider checks no names) it fails no later "
+                "request, but the app has no such tool to run"
+            )
+        return "Kept in the history, this name can make every later request fail"
+
     def describe(self) -> str:
         if not self.enforced:
             return f"{self.id} (any name: the provider checks none)"

@@ -312,3 +312,26 @@ def test_every_format_finds_the_unoffered_call_at_every_byte_split(provider_stre
         assert forwarded == raw
         assert [code for code, _ in found] == ["response-unknown-tool"], api
         assert "'drop_tables'" in found[0][1]
+
+
+@pytest.mark.parametrize(
+    "api, rule, says, never",
+    [
+        ("openai-chat", "openai", "can make every later request fail", "fails no later request"),
+        # Ollama checks no names: sent back in the history, the call fails nothing.
+        ("ollama", "ollama", "it fails no later request, but the app has no such tool", "every"),
+        # Chat Completions to Ollama (its port, or toolnames_rule): the rule decides, not the API.
+        ("openai-chat", "ollama", "it fails no later request", "every later request"),
+    ],
+)
+def test_a_call_never_offered_says_what_it_does_later_as_the_rule_has_it(api, rule, says, never):
+    request = chat_request()  # Ollama's /api/chat takes OpenAI's function tools too
+    answer = {"message": {"role": "assistant", "tool_calls": [{"function": {"name": "drop_x"}}]}}
+    if api == "openai-chat":
+        answer = {"choices": [answer]}
+    calls = FORMATS[api].read_calls(answer)
+
+    (finding,) = judge(request, api, calls, rule=rule)
+
+    assert finding.code == "response-unknown-tool" and "drop_x" in finding.message
+    assert says in finding.message and never not in finding.message

@@ -320,13 +320,15 @@ class Session:
             if key is not None:
                 self.seen_calls.add(key)
             self.response_calls.append(call)
-            found += response_checks.check_calls([call], offer)
+            found += response_checks.check_calls([call], offer, RULES[self.rule])
         if message.response_done:
             if choice is not None:
                 offer.choices.append(choice)
                 found += [
                     f
-                    for f in response_checks.check_calls(self.response_calls, offer)
+                    for f in response_checks.check_calls(
+                        self.response_calls, offer, RULES[self.rule]
+                    )
                     if f.code == codes.RESPONSE_IGNORED_CHOICE
                 ]
             self.response_offer = None

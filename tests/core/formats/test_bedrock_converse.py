@@ -441,7 +441,7 @@ def test_event_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     tap(b"")
     assert tap.problem() is None
     view = bedrock_converse.read_request(sdk_fixture("bedrock-converse-stream")["body"])
-    found = response_checks.check_calls(tap.calls(), view)
+    found = response_checks.check_calls(tap.calls(), view, RULES["bedrock"])
     assert [(f.code, f.path) for f in found] == [
         ("response-unknown-tool", "events[4].contentBlockStart.start.toolUse.name")
     ]

@@ -628,7 +628,7 @@ def test_sse_stream_through_the_tap_reports_an_unoffered_call(chunk_size):
     tap(b"")
     assert tap.problem() is None
     view = gemini.read_request(sdk_fixture("gemini-stream")["body"])
-    found = response_checks.check_calls(tap.calls(), view)
+    found = response_checks.check_calls(tap.calls(), view, RULES["gemini"])
     assert [(f.code, f.path) for f in found] == [
         ("response-unknown-tool", "events[0].candidates[0].content.parts[0].functionCall.name")
     ]
