@@ -395,6 +395,64 @@ def clean_flows() -> list[http.HTTPFlow]:
     ]
 
 
+# An MCP server's names, as scripts/standin/mcp_server.py lists them.
+MCP_NAMES = ["github.create_issue", "search docs", "search_" + "x" * 134, "get_weather"]
+
+
+def mcp_flow(
+    name: str, message: dict, answer: dict, *, mcp_name: str | None = None
+) -> http.HTTPFlow:
+    """A Streamable HTTP exchange with a remote MCP server, in one session."""
+    flow = chat_flow(name, message, answer, host="mcp.example.com", path="/mcp")
+    headers = flow.request.headers
+    headers["accept"] = "application/json, text/event-stream"
+    headers["mcp-session-id"] = "sample-session-1"
+    headers["mcp-protocol-version"] = "2025-11-25"
+    if mcp_name is not None:  # the 2026-07-28 revision's headers
+        headers["mcp-method"] = message["method"]
+        headers["mcp-name"] = mcp_name
+    return flow
+
+
+def mcp_call(id_: int, tool: str) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": id_,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": {"text": "Paris"}},
+    }
+
+
+def mcp_result(id_: int, text: str) -> dict:
+    return {"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": text}]}}
+
+
+def mcp_flows() -> list[http.HTTPFlow]:
+    tools = [
+        {"name": n, "description": "A sample tool", "inputSchema": {"type": "object"}}
+        for n in MCP_NAMES
+    ]
+    return [
+        mcp_flow(
+            "mcp-tools-list",
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}},
+        ),
+        mcp_flow("mcp-listed-call", mcp_call(2, "get_weather"), mcp_result(2, "Sunny")),
+        mcp_flow(
+            "mcp-unlisted-call",
+            mcp_call(3, "delete_repo"),
+            {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "Unknown tool"}},
+        ),
+        mcp_flow(
+            "mcp-header-mismatch",
+            mcp_call(4, "get_weather"),
+            mcp_result(4, "Sunny"),
+            mcp_name="get-weather",
+        ),
+    ]
+
+
 def all_case_flows() -> list[http.HTTPFlow]:
     return mastra_flows() + bad_names_flows() + hallucinated_flows()
 
@@ -414,6 +472,7 @@ SAMPLES = [
     Sample("bad-names.mitm", write_flows, bad_names_flows),
     Sample("hallucinated-call.mitm", write_flows, hallucinated_flows),
     Sample("clean.mitm", write_flows, clean_flows),
+    Sample("mcp-session.mitm", write_flows, mcp_flows),
     Sample("all-cases.har", write_har, all_case_flows),
     Sample("cassettes/test_agent.yaml", write_cassette, cassette_flows),
 ]

@@ -45,6 +45,16 @@ SAMPLE_FINDINGS = {
         (2, "response-unknown-tool"),
     ],
     "mastra-choice-mismatch.mitm": [(0, "choice-not-in-tools"), (0, "provider-rejected")],
+    # An MCP session: the three bad listed names, an unlisted call, a disagreeing Mcp-Name.
+    "mcp-session.mitm": [
+        (0, "mcp-name-invalid"),
+        (0, "mcp-name-invalid"),
+        (0, "mcp-name-rejected"),
+        (0, "mcp-name-rejected"),
+        (0, "mcp-name-rejected"),
+        (2, "mcp-call-unlisted"),
+        (3, "mcp-header-mismatch"),
+    ],
 }
 
 
@@ -56,7 +66,7 @@ def test_the_committed_samples_show_the_documented_findings(capsys):
     for r in rows:
         by_file[Path(r["file"]).relative_to(flows_dir).as_posix()].append((r["flow"], r["code"]))
     assert {k: sorted(v) for k, v in by_file.items()} == SAMPLE_FINDINGS
-    assert "6 files (1 other file skipped)" in err  # README.md
+    assert "7 files (1 other file skipped)" in err  # README.md
     assert code == 1
 
 
