@@ -25,6 +25,7 @@ __all__ = [
     "UnusableFile",
     "bodies_left_out",
     "is_secret_name",
+    "is_secret_param",
     "redacted_copy",
     "redacted_path",
     "redacted_url",
@@ -66,6 +67,18 @@ AUTH_SCHEMES = ("bearer ", "basic ", "digest ", "token ")
 WORD_BREAKS = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
+# OAuth's credentials whose names say nothing secret, in a query or a form only (a JSON
+# "code" is a code interpreter's, a JSON-RPC error's): an MCP client's authorization code
+# and its PKCE verifier, which together buy a token (RFC 6749 §4.1, RFC 7636 §4.5), the
+# device code (RFC 8628 §3.4) and a JWT client or grant assertion (RFC 7523 §2.1, §2.2).
+OAUTH_PARAMS = frozenset({"code", "code_verifier", "device_code", "assertion", "client_assertion"})
+
+
+def is_secret_param(name: str) -> bool:
+    """Whether a query or form parameter of this name carries a credential."""
+    return is_secret_name(name) or name.lower() in OAUTH_PARAMS
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a header or query parameter of this name carries a credential, by its words."""
     if name.lower() in NOT_SECRET:
@@ -96,7 +109,7 @@ def redacted_copy(flow: http.HTTPFlow) -> http.HTTPFlow:
             _redact_headers(message.trailers)
     query = copy.request.query
     for name in list(query.keys()):
-        if is_secret_name(name):
+        if is_secret_param(name):
             query.set_all(name, [REDACTED] * len(query.get_all(name)))
     unsaved = {}
     for part, message in (("request", copy.request), ("response", copy.response)):
@@ -169,7 +182,7 @@ def _redacted_form(content: bytes) -> bytes | None:
         if not eq:
             continue
         text = unquote_plus(value.decode("latin-1"))
-        if is_secret_name(unquote_plus(name.decode("latin-1"))):
+        if is_secret_param(unquote_plus(name.decode("latin-1"))):
             parts[i] = name + b"=" + REDACTED.encode()
         elif (url := redacted_url(text)) != text:
             parts[i] = name + b"=" + quote(url, safe="").encode()
@@ -363,7 +376,7 @@ def _redacted_params(query: str) -> str:
     parts = []
     for part in query.split("&"):
         name, eq, _ = part.partition("=")
-        parts.append(f"{name}={REDACTED}" if eq and is_secret_name(unquote(name)) else part)
+        parts.append(f"{name}={REDACTED}" if eq and is_secret_param(unquote(name)) else part)
     return "&".join(parts)
 
 

@@ -523,6 +523,27 @@ def test_a_form_encoded_body_loses_its_credentials():
     assert b"client_id=app&" in saved and saved.endswith(b"&note=a+b")
 
 
+def test_an_mcp_clients_oauth_exchange_loses_its_code_and_verifier():
+    # MCP's authorization: the code the redirect carries, and the token request with the
+    # PKCE verifier; names that say nothing secret, and a JSON "code" stays a code.
+    body = (
+        b"grant_type=authorization_code&code=SECRET1&code_verifier=SECRET2&client_id=app"
+        b"&redirect_uri=http%3A%2F%2F127.0.0.1%3A3000%2Fcallback"
+    )
+    f = sending(body, {"content-type": "application/x-www-form-urlencoded"})
+    f.request.path = "/callback?code=SECRET3&state=xyz"
+    copy = save.redacted_copy(f)
+    assert b"SECRET" not in copy.request.content and "SECRET" not in copy.request.path
+    assert copy.request.content.startswith(b"grant_type=authorization_code&code=REDACTED")
+    assert b"client_id=app&redirect_uri=" in copy.request.content
+    assert copy.request.query["state"] == "xyz"
+    assert "SECRET" not in save.redacted_path("/cb?code=SECRET4&state=s")
+    json_code = sending(
+        b'{"type": "code", "code": "print(1)"}', {"content-type": "application/json"}
+    )
+    assert save.redacted_copy(json_code).request.content == json_code.request.content
+
+
 def test_a_stream_loses_the_credentials_in_its_events():
     # The Responses API echoes the request's tools, server_url included, in its events.
     created = {
