@@ -173,6 +173,8 @@ class Scanner:
         self.unreadable = 0
         self.records = 0
         self.checked = 0
+        # Of those, MCP exchanges (said apart in the summary: they are no LLM API calls).
+        self.checked_mcp = 0
         self.severities: Counter[str] = Counter()
         self.bad_records = 0
         self.incomplete = False
@@ -415,6 +417,8 @@ class Scanner:
             api, rule = report.format.api, report.rule.id
         else:
             api, rule = report.api, report.rule
+        if api == McpExchange.api:  # a record of a fixed MCP flow too
+            self.checked_mcp += 1
         for finding in report.findings:
             if finding.message_index is not None:
                 # Which message of the session: the path is inside it.
@@ -444,7 +448,9 @@ class Scanner:
         ranked = sorted(SEVERITY_RANK, key=SEVERITY_RANK.__getitem__, reverse=True)
         found = ", ".join(_count(self.severities[s], s, "" if s == "info" else "s") for s in ranked)
         exchanges = _count(self.records, "recorded exchange")
-        checked = _count(self.checked, "LLM API call")
+        checked = _count(self.checked - self.checked_mcp, "LLM API call")
+        if self.checked_mcp:
+            checked += f" and {_count(self.checked_mcp, 'MCP exchange')}"
         unchecked = ""
         if self.unchecked:
             unchecked = (

@@ -553,6 +553,8 @@ def test_recorded_mcp_traffic_is_found_with_the_live_addons_findings(capsys, tmp
     assert not any(r["flow"] == 4 for r in rows)  # a plain call of a listed name
     assert {r["api"] for r in rows} == {"mcp"} and {r["rule"] for r in rows} == {"openai"}
     assert code == 1
+    # Said apart from LLM API calls in the summary.
+    assert "5 recorded exchanges, 0 LLM API calls and 5 MCP exchanges checked: 1 error" in err
 
 
 @pytest.mark.parametrize("name", WRITERS)
