@@ -290,9 +290,13 @@ class FlowRecord:
     def outcome(self) -> str | None:
         """``blocked``, ``fixed``, ``flagged``, or None for a flow with nothing to show: the
         worst of what happened (a fix that left an error standing is flagged)."""
+        return self._outcome(self._unrepaired() if self.action == "fixed" else [])
+
+    def _outcome(self, unrepaired: list[Finding]) -> str | None:
+        """``outcome``, given what ``_unrepaired`` returns (read only for a fixed flow)."""
         if self.action == "blocked":
             return "blocked"
-        if self.action == "fixed" and self._standing_error() is None:
+        if self.action == "fixed" and self._standing_error(unrepaired) is None:
             return "fixed"
         return "flagged" if self.flagged else None
 
@@ -309,22 +313,27 @@ class FlowRecord:
             if f.code not in _RENAMED_CODES or (f.path, f.message_index) not in fixed
         ]
 
-    def _standing_error(self) -> Finding | None:
-        """The worst error a fix left standing, by SEVERITY_RANK: the provider's rejection, a
-        call to a tool never offered. It outranks the fix, so the line leads with it."""
-        worst = max(self._unrepaired(), key=lambda f: SEVERITY_RANK[f.severity], default=None)
+    def _standing_error(self, unrepaired: list[Finding]) -> Finding | None:
+        """The worst error a fix left standing (of ``unrepaired``), by SEVERITY_RANK: the
+        provider's rejection, a call to a tool never offered. It outranks the fix, so the
+        line leads with it."""
+        worst = max(unrepaired, key=lambda f: SEVERITY_RANK[f.severity], default=None)
         return worst if worst is not None and worst.severity == "error" else None
 
     def comment(self) -> str:
         """One line: the worst outcome first (an error the provider returned or the app will
         hit, then a fix, then warnings), as the flow list shows it."""
-        if self.outcome == "fixed":
+        # The findings left standing, read once: each outcome asks for them, and a fixed
+        # flow's are hundreds of findings sifted by hundreds of fixes (issue 25).
+        unrepaired = self._unrepaired()
+        outcome = self._outcome(unrepaired)
+        if outcome == "fixed":
             text = f"{COMMENT_PREFIX} fixed {self.fixes_text()}"
-            others = self._unrepaired()
+            others = unrepaired
         else:
-            lead = sorted(self._unrepaired(), key=lambda f: -SEVERITY_RANK[f.severity])
+            lead = sorted(unrepaired, key=lambda f: -SEVERITY_RANK[f.severity])
             head = lead[0] if lead else None
-            verb = "blocked" if self.outcome == "blocked" else head.severity if head else ""
+            verb = "blocked" if outcome == "blocked" else head.severity if head else ""
             text = (
                 f"{COMMENT_PREFIX} {verb}: {head.code}: {head.message}" if head else COMMENT_PREFIX
             )
@@ -336,7 +345,7 @@ class FlowRecord:
             text += f" (+{len(others)} more)"
         if confirmed:
             text += "; the provider rejected it too"
-        if self.action == "fixed" and self.outcome != "fixed":
+        if self.action == "fixed" and outcome != "fixed":
             text += f"; toolnames fixed {self.fixes_text()}"
         if self.fix_skipped and "; not fixed: " not in text:
             first = self.fix_skipped[0]
