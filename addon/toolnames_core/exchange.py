@@ -19,6 +19,7 @@ predicted (``verdicts.py``); an accepted request is weighed too.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from toolnames_core import bodies
 from toolnames_core import codes
@@ -48,6 +49,10 @@ from toolnames_core.rejections import Rejection
 from toolnames_core.rules import NameRule
 from toolnames_core.sigv4 import Signed
 from toolnames_core.streams import StreamTap
+
+if TYPE_CHECKING:
+    # For the annotation only: the record stands above the exchange it is made from.
+    from toolnames_core.record import FlowRecord
 
 __all__ = ["SIGNED_SKIP", "SIGNED_WORKAROUNDS", "UNRECORDED_ANSWER", "Exchange", "inspect_exchange"]
 
@@ -99,6 +104,7 @@ class Exchange:
         "signed_declined",
         "resigned",
         "answer_decoded",
+        "record",
     )
 
     def __init__(
@@ -149,6 +155,8 @@ class Exchange:
         self.resigned = False
         # The content-encoding of a streamed answer fix mode decoded to give names back in.
         self.answer_decoded: str | None = None
+        # Its latest record (record.FlowRecord.of): the next one reuses what this one made.
+        self.record: FlowRecord | None = None
 
     @classmethod
     def for_request(

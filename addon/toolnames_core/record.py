@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
 from itertools import chain
+from operator import is_
 from typing import TYPE_CHECKING
 from typing import NamedTuple
 
@@ -88,6 +89,38 @@ class RecordedRejection(NamedTuple):
         return cls(path, name, text, tied)
 
 
+class _Made:
+    """What a record made of its lists, for the record of the same flow made after it: a
+    flow's request hook records its findings and fixes, and its answer's hook records them
+    again with the answer's findings after them, each time as metadata, a comment and an
+    outcome (issue 25: at 100 tools, a tenth of a renamed flow). The lists are compared by
+    identity (findings are frozen; a record's lists are never changed in place), so what was
+    made of other lists is never taken."""
+
+    __slots__ = ("finding_entries", "findings", "fix_entries", "fixed", "fixes", "source")
+
+    def __init__(self, source: list) -> None:
+        self.source = source  # the exchange's fixes the record's fixes were made from
+        self.findings: list[Finding] = []
+        self.finding_entries: list[dict] = []
+        # Of the record's fixes (``keyed``): their metadata entries, and the places fix
+        # mode rewrote, each made when first asked for.
+        self.fixes: list[RecordedFix] | None = None
+        self.fix_entries: list[dict] | None = None
+        self.fixed: set | None = None
+
+    def keyed(self, fixes: list[RecordedFix]) -> _Made:
+        """Itself, holding what is made of ``fixes`` (nothing yet, if they are other fixes)."""
+        if self.fixes is not fixes:
+            self.fixes, self.fix_entries, self.fixed = fixes, None, None
+        return self
+
+
+def _starts_with(items: list, head: list) -> bool:
+    """Whether ``items`` begins with the very objects of ``head``."""
+    return len(head) <= len(items) and all(map(is_, head, items))
+
+
 @dataclass(slots=True)
 class FlowRecord:
     api: str
@@ -115,17 +148,29 @@ class FlowRecord:
     resigned: bool = False
     # The content-encoding of the streamed answer fix mode decoded to give names back in.
     answer_decoded: str | None = None
+    # What an earlier record of the same flow made (``of``), reused where it still holds.
+    made: _Made | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, exchange: Exchange, mode: str, client: str | None = None) -> FlowRecord:
+        """The record of ``exchange`` so far. Made again for the same exchange (its answer
+        judged after its request was recorded), it reuses what the earlier one made of what
+        has not changed: the fixes, and the entries of the request's findings."""
         action = "blocked" if exchange.blocked else "fixed" if exchange.fixes else "observed"
-        return cls(
+        earlier = exchange.record
+        made = earlier.made if earlier is not None else None
+        if made is None or made.source is not exchange.fixes:
+            made = _Made(exchange.fixes)
+            fixes = [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in exchange.fixes]
+        else:
+            fixes = earlier.fixes
+        exchange.record = recorded = cls(
             exchange.format.api,
             exchange.rule.id,
             mode,
             action,
             exchange.findings,
-            [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in exchange.fixes],
+            fixes,
             list(exchange.fix_skipped),
             exchange.restored,
             rejections=[
@@ -139,7 +184,9 @@ class FlowRecord:
             signed_declined=exchange.signed_declined,
             resigned=exchange.resigned,
             answer_decoded=exchange.answer_decoded,
+            made=made,
         )
+        return recorded
 
     @classmethod
     def of_session(cls, session: Session, mode: str, client: str | None = None) -> FlowRecord:
@@ -184,10 +231,10 @@ class FlowRecord:
             "rule": self.rule,
             "mode": self.mode,
             "action": self.action,
-            "findings": [f.to_dict() for f in self.findings],
+            "findings": self._finding_entries(),
         }
         if self.fixes:
-            meta["fixes"] = [f.to_dict() for f in self.fixes]
+            meta["fixes"] = self._fix_entries()
         if self.fix_skipped:
             meta["fix_skipped"] = [s.to_dict() for s in self.fix_skipped]
         if self.restored:
@@ -211,6 +258,28 @@ class FlowRecord:
             if self.resigned:
                 meta["signed"]["resigned"] = True
         return storable(meta)
+
+    def _finding_entries(self) -> list[dict]:
+        made = self.made
+        if made is None:
+            return [f.to_dict() for f in self.findings]
+        findings = self.findings
+        if _starts_with(findings, made.findings):
+            done = made.finding_entries
+            entries = done + [f.to_dict() for f in findings[len(done) :]]
+        else:
+            entries = [f.to_dict() for f in findings]
+        made.findings, made.finding_entries = findings, entries
+        return entries
+
+    def _fix_entries(self) -> list[dict]:
+        made = self.made
+        if made is None:
+            return [f.to_dict() for f in self.fixes]
+        made = made.keyed(self.fixes)
+        if made.fix_entries is None:
+            made.fix_entries = [f.to_dict() for f in self.fixes]
+        return made.fix_entries
 
     @classmethod
     def from_metadata(cls, meta: object) -> FlowRecord | None:
@@ -306,7 +375,12 @@ class FlowRecord:
             return list(self.findings)
         # A finding about a name is repaired where fix mode rewrote that name; one at a place
         # it left as sent (a choice no rewrite explains, a name offered twice) still stands.
-        fixed = {(f.path, f.message_index) for f in self.fixes}
+        made = self.made.keyed(self.fixes) if self.made is not None else None
+        fixed = made.fixed if made is not None else None
+        if fixed is None:
+            fixed = {(f.path, f.message_index) for f in self.fixes}
+            if made is not None:
+                made.fixed = fixed
         return [
             f
             for f in self.findings

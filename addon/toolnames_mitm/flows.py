@@ -283,7 +283,9 @@ def recorded(
         return FlowRecord.of_mcp(checked, mode, client(flow.request))
     if isinstance(checked, Session):
         return FlowRecord.of_session(checked, mode, client(flow.request))
-    return FlowRecord.of(checked, mode, client(flow.request))
+    # The flow's request was recorded already: its client is the one that sent it.
+    earlier = checked.record
+    return FlowRecord.of(checked, mode, client(flow.request) if earlier is None else earlier.client)
 
 
 def apply(

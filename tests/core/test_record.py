@@ -1,5 +1,6 @@
 """The record of a flow (record.py): made from an exchange, kept as metadata, read back once."""
 
+import dataclasses
 import json
 
 import pytest
@@ -185,3 +186,39 @@ def test_a_fix_with_only_warnings_left_leads_with_the_fix():
     assert recorded.outcome == "fixed"
     assert recorded.comment().startswith("toolnames fixed renamed 'a.b' → ")
     assert " (+1 more)" in recorded.comment()  # the response-unreadable warning
+
+
+def _fresh(exchange, mode: str) -> FlowRecord:
+    """The record of ``exchange`` made as if none had been made of it before."""
+    earlier, exchange.record = exchange.record, None
+    try:
+        return FlowRecord.of(exchange, mode)
+    finally:
+        exchange.record = earlier
+
+
+@pytest.mark.parametrize(
+    "status,answer",
+    [
+        (200, b'{"choices": [{"message": {"tool_calls": [{"function": {"name": "nope"}}]}}]}'),
+        (400, _openai_rejection("tools[0].function.name", "string too long.")),
+        (200, b'{"choices": [{"message": {"content": "hi"}}]}'),
+    ],
+)
+def test_a_record_made_again_for_its_answer_says_what_one_made_afresh_says(status, answer):
+    # The answer's record reuses what the request's made (issue 25); nothing it says differs.
+    exchange = exchange_for(_chat("a.b", "c.d", choice="a.b"), "openai-chat", "openai", fix=True)
+    first = FlowRecord.of(exchange, "fix")
+    assert first.to_metadata() == _fresh(exchange, "fix").to_metadata()
+    assert first.comment() == _fresh(exchange, "fix").comment()
+    exchange.check_response(status, "application/json", answer)
+    again = FlowRecord.of(exchange, "fix")
+    assert again.fixes is first.fixes  # reused, not made again
+    fresh = _fresh(exchange, "fix")
+    assert again.to_metadata() == fresh.to_metadata()
+    assert (again.outcome, again.comment()) == (fresh.outcome, fresh.comment())
+    # A record made from it with other fixes judges by those, not by what was made before.
+    fewer = dataclasses.replace(again, fixes=again.fixes[:1])
+    fewer_fresh = dataclasses.replace(fresh, fixes=fresh.fixes[:1], made=None)
+    assert fewer.to_metadata() == fewer_fresh.to_metadata()
+    assert (fewer.outcome, fewer.comment()) == (fewer_fresh.outcome, fewer_fresh.comment())
