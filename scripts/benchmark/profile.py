@@ -43,6 +43,7 @@ __all__ = [
     "FunctionTime",
     "Profile",
     "parse_collapsed",
+    "read_collapsed",
     "profile_renaming",
     "py_spy",
     "report_profile",
@@ -77,6 +78,13 @@ def _function(frame: str) -> str:
     if not sep:
         return frame
     return f"{name} ({where.rstrip(')').rsplit(':', 1)[0]})"
+
+
+def read_collapsed(path: Path) -> Profile:
+    """py-spy's raw output file. Its frames carry whatever bytes a symbol or thread name holds
+    (a full run met a 0xff), so it is decoded with replacement: a stray byte can only spoil
+    one frame's name, not the report."""
+    return parse_collapsed(path.read_bytes().decode("utf-8", errors="replace"))
 
 
 def parse_collapsed(text: str) -> Profile:
@@ -194,4 +202,4 @@ def profile_renaming(
             raise SystemExit(f"py-spy failed (exit {spy.returncode}):\n{said[-2000:]}")
         progress(f"(b) profile: {result.requests} requests at {result.rps:.1f} req/s meanwhile")
         raise_on_logged_errors([proc])
-    return parse_collapsed(raw_out.read_text())
+    return read_collapsed(raw_out)

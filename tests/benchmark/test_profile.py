@@ -2,6 +2,7 @@
 
 from benchmark.profile import FunctionTime
 from benchmark.profile import parse_collapsed
+from benchmark.profile import read_collapsed
 from benchmark.profile import report_profile
 
 # py-spy's raw output: a stack per line, outermost frame first, then its samples.
@@ -42,3 +43,15 @@ def test_the_addons_own_functions_get_a_table_of_their_own():
     own = text.split("The addon's own functions:")[1]
     assert "| request (toolnames_mitm/addon.py) | 40.0%      | 10.0% |" in own
     assert "asyncio" not in own and "jsonsplice" not in own
+
+
+def test_a_raw_file_with_a_byte_that_is_not_utf8_is_read_all_the_same(tmp_path):
+    # A full run's py-spy output held a 0xff in a frame; reading it raised UnicodeDecodeError
+    # after (b) and lost the rest of the run.
+    raw = tmp_path / "py-spy.txt"
+    raw.write_bytes(COLLAPSED.encode() + b"run (asyncio/runners.py:118);th\xffread (x.py:1) 4\n")
+
+    profile = read_collapsed(raw)
+
+    assert profile.samples == 24
+    assert profile.top(1) == [FunctionTime("run (asyncio/runners.py)", 24, 0)]
