@@ -67,6 +67,7 @@ def stream_chunks(name: str) -> list[bytes]:
 def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], None]]:
     """(one run of the workload, what leaves its context) for a body."""
     from benchmark.cpu import chat_flow
+    from benchmark.cpu import renewer
     from benchmark.workload import cases
     from benchmark.workload import mcp_name
     from benchmark.workload import mcp_named
@@ -90,18 +91,16 @@ def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], 
     sent = json.loads(flow.request.content)["tools"][0]["function"]["name"]
     app = mcp_name(json.loads(found.raw)["tools"][0]["function"]["name"])
     flow, response = chat_flow(body, call=sent if not streamed else None)
-    answer = response.content
 
     def close() -> None:
         context.__exit__(None, None, None)
 
     if not streamed:
+        renew = renewer(flow, response)
 
         def renaming() -> None:
-            flow.response = None
-            flow.request.content = body
+            renew()
             tn.request(flow)
-            response.content = answer
             flow.response = response
             tn.responseheaders(flow)
             tn.response(flow)

@@ -6,8 +6,11 @@ from benchmark.cpu import FIX_RENAMING
 from benchmark.cpu import bench_cpu
 from benchmark.cpu import chat_flow
 from benchmark.cpu import other_reader
+from benchmark.cpu import renewer
 from benchmark.cpu import time_interleaved
 from benchmark.workload import cases
+from benchmark.workload import mcp_named
+from harness.inprocess import running
 from toolnames_core import READERS
 
 
@@ -60,3 +63,33 @@ def test_the_answer_can_call_a_tool():
 
     (call,) = json.loads(response.content)["choices"][0]["message"]["tool_calls"]
     assert call["function"]["name"] == "github_create_issue_1a2b3c4d"
+
+
+def test_a_renewed_flow_is_renamed_again_as_it_came_off_the_wire():
+    """The renaming loop puts the client's request and the provider's answer back by their
+    bytes and header fields, not by Message.content (which the loop would charge fix mode
+    for): after each run the flow is as it came, and fix mode renames and restores it alike."""
+    (case,) = cases(only=["10 tools"])
+    named = mcp_named(case.raw)
+    with running(toolnames_mode="fix") as (_, tn):
+        flow, _ = chat_flow(named)
+        tn.request(flow)
+        alias = json.loads(flow.request.content)["tools"][0]["function"]["name"]
+        flow, response = chat_flow(named, call=alias)
+        came = (flow.request.headers.fields, response.headers.fields, response.raw_content)
+        renew = renewer(flow, response)
+        sent = []
+        for _ in range(2):
+            renew()
+            assert flow.response is None and flow.request.raw_content == named
+            assert (flow.request.headers.fields, *came[1:]) == came
+            tn.request(flow)
+            sent.append((flow.request.raw_content, flow.request.headers.fields))
+            flow.response = response
+            tn.responseheaders(flow)
+            tn.response(flow)
+            assert flow.metadata["toolnames"]["restored"] == 1
+            assert alias.encode() not in response.raw_content
+    # Renamed, with its length and Accept-Encoding changed, the same way both times.
+    assert sent[0] == sent[1] and sent[0][0] != named
+    assert dict(sent[0][1])[b"content-length"] == str(len(sent[0][0])).encode()
