@@ -22,6 +22,7 @@ from toolnames_core.exchange import SIGNED_WORKAROUNDS
 from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
+from toolnames_core.model import Fix
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
 from toolnames_core.sigv4 import Signed
@@ -93,27 +94,67 @@ class _Made:
     """What a record made of its lists, for the record of the same flow made after it: a
     flow's request hook records its findings and fixes, and its answer's hook records them
     again with the answer's findings after them, each time as metadata, a comment and an
-    outcome (issue 25: at 100 tools, a tenth of a renamed flow). The lists are compared by
+    outcome (issue 25: at 100 tools, a quarter of a renamed flow). The lists are compared by
     identity (findings are frozen; a record's lists are never changed in place), so what was
     made of other lists is never taken."""
 
-    __slots__ = ("finding_entries", "findings", "fix_entries", "fixed", "fixes", "source")
+    __slots__ = (
+        "finding_entries",
+        "findings",
+        "fix_entries",
+        "fixed",
+        "fixes",
+        "renamed",
+        "source",
+        "unrepaired",
+        "unrepaired_of",
+    )
 
     def __init__(self, source: list) -> None:
         self.source = source  # the exchange's fixes the record's fixes were made from
         self.findings: list[Finding] = []
         self.finding_entries: list[dict] = []
-        # Of the record's fixes (``keyed``): their metadata entries, and the places fix
-        # mode rewrote, each made when first asked for.
+        # Of the record's fixes (``keyed``): their metadata entries, the places fix mode
+        # rewrote, each aliased name, and the findings those places leave standing (of the
+        # findings ``unrepaired_of``), each made when first asked for.
         self.fixes: list[RecordedFix] | None = None
         self.fix_entries: list[dict] | None = None
         self.fixed: set | None = None
+        self.renamed: dict[str, tuple[str, int]] | None = None
+        self.unrepaired_of: list[Finding] | None = None
+        self.unrepaired: list[Finding] = []
 
     def keyed(self, fixes: list[RecordedFix]) -> _Made:
         """Itself, holding what is made of ``fixes`` (nothing yet, if they are other fixes)."""
         if self.fixes is not fixes:
-            self.fixes, self.fix_entries, self.fixed = fixes, None, None
+            self.fixes, self.fix_entries, self.fixed, self.renamed = fixes, None, None, None
+            self.unrepaired_of, self.unrepaired = None, []
         return self
+
+
+def _recorded_fixes(fixes: list[Fix]) -> list[RecordedFix]:
+    """The record of each fix. Fix mode makes each place's fix once and shares it between
+    requests (aliases.py), and an agent resends the same tools every turn, so each fix's
+    record is made once too, found by the fix's identity (held with it, so that the identity
+    is not another object's); bounded, as the fixes are."""
+    out = []
+    append = out.append
+    get = _fix_records.get
+    for fix in fixes:
+        entry = get(id(fix))
+        if entry is None or entry[0] is not fix:
+            if len(_fix_records) >= _MAX_FIX_RECORDS:
+                _fix_records.clear()
+            entry = _fix_records[id(fix)] = (
+                fix,
+                RecordedFix(fix.path, fix.old, fix.new, fix.rewrite),
+            )
+        append(entry[1])
+    return out
+
+
+_fix_records: dict[int, tuple[Fix, RecordedFix]] = {}
+_MAX_FIX_RECORDS = 8192
 
 
 def _starts_with(items: list, head: list) -> bool:
@@ -161,7 +202,7 @@ class FlowRecord:
         made = earlier.made if earlier is not None else None
         if made is None or made.source is not exchange.fixes:
             made = _Made(exchange.fixes)
-            fixes = [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in exchange.fixes]
+            fixes = _recorded_fixes(exchange.fixes)
         else:
             fixes = earlier.fixes
         exchange.record = recorded = cls(
@@ -226,59 +267,67 @@ class FlowRecord:
     # -- as flow metadata ----------------------------------------------------------------
 
     def to_metadata(self) -> dict:
+        # Every value storable (``storable``); the entries of findings and fixes are made so
+        # once, and kept for the flow's next record, so they are not walked again here.
         meta: dict = {
-            "api": self.api,
-            "rule": self.rule,
-            "mode": self.mode,
-            "action": self.action,
+            "api": storable(self.api),
+            "rule": storable(self.rule),
+            "mode": storable(self.mode),
+            "action": storable(self.action),
             "findings": self._finding_entries(),
         }
         if self.fixes:
             meta["fixes"] = self._fix_entries()
         if self.fix_skipped:
-            meta["fix_skipped"] = [s.to_dict() for s in self.fix_skipped]
+            meta["fix_skipped"] = storable([s.to_dict() for s in self.fix_skipped])
         if self.restored:
             meta["restored"] = self.restored
         if self.saved:
             meta["saved"] = True
         if self.rejections:
-            meta["rejected"] = [r.to_dict() for r in self.rejections]
+            meta["rejected"] = storable([r.to_dict() for r in self.rejections])
         if self.client:
-            meta["client"] = self.client
+            meta["client"] = storable(self.client)
         if self.accept_encoding_sent is not None:
-            meta["accept_encoding"] = {"from": self.accept_encoding_sent, "to": "identity"}
+            meta["accept_encoding"] = {
+                "from": storable(self.accept_encoding_sent),
+                "to": "identity",
+            }
         if self.length_dropped is not None:
-            meta["content_length_dropped"] = self.length_dropped
+            meta["content_length_dropped"] = storable(self.length_dropped)
         if self.answer_decoded is not None:
-            meta["answer_decoded"] = self.answer_decoded
+            meta["answer_decoded"] = storable(self.answer_decoded)
         if self.signed is not None:
-            meta["signed"] = self.signed.to_dict()
+            signed = self.signed.to_dict()
             if self.signed_declined is not None:
-                meta["signed"]["declined"] = self.signed_declined
+                signed["declined"] = self.signed_declined
             if self.resigned:
-                meta["signed"]["resigned"] = True
-        return storable(meta)
+                signed["resigned"] = True
+            meta["signed"] = storable(signed)
+        return meta
 
     def _finding_entries(self) -> list[dict]:
+        """The findings' metadata entries, storable."""
         made = self.made
         if made is None:
-            return [f.to_dict() for f in self.findings]
+            return storable([f.to_dict() for f in self.findings])
         findings = self.findings
         if _starts_with(findings, made.findings):
             done = made.finding_entries
-            entries = done + [f.to_dict() for f in findings[len(done) :]]
+            entries = done + storable([f.to_dict() for f in findings[len(done) :]])
         else:
-            entries = [f.to_dict() for f in findings]
+            entries = storable([f.to_dict() for f in findings])
         made.findings, made.finding_entries = findings, entries
         return entries
 
     def _fix_entries(self) -> list[dict]:
+        """The fixes' metadata entries, storable."""
         made = self.made
         if made is None:
-            return [f.to_dict() for f in self.fixes]
+            return storable([f.to_dict() for f in self.fixes])
         made = made.keyed(self.fixes)
         if made.fix_entries is None:
-            made.fix_entries = [f.to_dict() for f in self.fixes]
+            made.fix_entries = storable([f.to_dict() for f in self.fixes])
         return made.fix_entries
 
     @classmethod
@@ -370,22 +419,28 @@ class FlowRecord:
         return "flagged" if self.flagged else None
 
     def _unrepaired(self) -> list[Finding]:
-        """The findings a fix did not repair (all of them, if nothing was fixed)."""
+        """The findings a fix did not repair (all of them, if nothing was fixed). Not to be
+        changed: a fixed record's list is kept for the next record of its flow."""
         if self.action != "fixed":
             return list(self.findings)
         # A finding about a name is repaired where fix mode rewrote that name; one at a place
         # it left as sent (a choice no rewrite explains, a name offered twice) still stands.
         made = self.made.keyed(self.fixes) if self.made is not None else None
-        fixed = made.fixed if made is not None else None
-        if fixed is None:
-            fixed = {(f.path, f.message_index) for f in self.fixes}
-            if made is not None:
-                made.fixed = fixed
-        return [
-            f
-            for f in self.findings
-            if f.code not in _RENAMED_CODES or (f.path, f.message_index) not in fixed
-        ]
+        if made is None:
+            return _standing(self.findings, {(f.path, f.message_index) for f in self.fixes})
+        findings = self.findings
+        if made.unrepaired_of is findings:
+            return made.unrepaired
+        if made.fixed is None:
+            made.fixed = {(f.path, f.message_index) for f in self.fixes}
+        # The answer's record lists the request's findings first: only the answer's are sifted.
+        head = made.unrepaired_of
+        if head is not None and _starts_with(findings, head):
+            unrepaired = made.unrepaired + _standing(findings[len(head) :], made.fixed)
+        else:
+            unrepaired = _standing(findings, made.fixed)
+        made.unrepaired_of, made.unrepaired = findings, unrepaired
+        return unrepaired
 
     def _standing_error(self, unrepaired: list[Finding]) -> Finding | None:
         """The worst error a fix left standing (of ``unrepaired``), by SEVERITY_RANK: the
@@ -458,11 +513,17 @@ class FlowRecord:
 
     @property
     def renamed(self) -> dict[str, tuple[str, int]]:
-        """Each aliased name: (its alias, at how many places)."""
+        """Each aliased name: (its alias, at how many places). Not to be changed: it is kept
+        for the next record of the flow."""
+        made = self.made.keyed(self.fixes) if self.made is not None else None
+        if made is not None and made.renamed is not None:
+            return made.renamed
         renamed: dict[str, tuple[str, int]] = {}
         for f in self.fixes:
             if f.rewrite == ALIAS_REWRITE:
                 renamed[f.old] = (f.new, renamed.get(f.old, ("", 0))[1] + 1)
+        if made is not None:
+            made.renamed = renamed
         return renamed
 
     def fixes_text(self) -> str:
@@ -509,6 +570,15 @@ class FlowRecord:
         elif self.signed_declined is not None:
             text += f"; not fixed: {self.signed_declined}; {SIGNED_WORKAROUNDS}"
         return text
+
+
+def _standing(findings: list[Finding], fixed: set) -> list[Finding]:
+    """Of ``findings``, those no fix at the places ``fixed`` repaired."""
+    return [
+        f
+        for f in findings
+        if f.code not in _RENAMED_CODES or (f.path, f.message_index) not in fixed
+    ]
 
 
 # Findings fix mode's renaming repairs: the names themselves (the record still lists them).

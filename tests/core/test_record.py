@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import operator
 
 import pytest
 
@@ -222,3 +223,33 @@ def test_a_record_made_again_for_its_answer_says_what_one_made_afresh_says(statu
     fewer_fresh = dataclasses.replace(fresh, fixes=fresh.fixes[:1], made=None)
     assert fewer.to_metadata() == fewer_fresh.to_metadata()
     assert (fewer.outcome, fewer.comment()) == (fewer_fresh.outcome, fewer_fresh.comment())
+
+
+def test_each_fix_is_recorded_once_and_as_itself():
+    # An agent resends its tools every turn, and fix mode shares each place's fix between
+    # requests: its record is made once too (issue 25), and never another fix's.
+    body = _chat("a.b", "c.d", choice="a.b")
+    first = FlowRecord.of(exchange_for(body, "openai-chat", "openai", fix=True), "fix")
+    exchange = exchange_for(body, "openai-chat", "openai", fix=True)
+    again = FlowRecord.of(exchange, "fix")
+    assert all(map(operator.is_, first.fixes, again.fixes)) and len(first.fixes) == 3
+    assert again.fixes == [RecordedFix(f.path, f.old, f.new, f.rewrite) for f in exchange.fixes]
+    other = FlowRecord.of(
+        exchange_for(_chat("a.b", "e.f"), "openai-chat", "openai", fix=True), "fix"
+    )
+    assert [f.old for f in other.fixes] == ["a.b", "e.f"]
+
+
+def test_metadata_made_again_stays_storable_whatever_the_names_hold():
+    # The entries are made storable once and reused by the answer's record: a name with a
+    # lone surrogate is escaped in both records' metadata, as in one made afresh.
+    exchange = exchange_for(_chat("a\ud800.b", "c.d"), "openai-chat", "openai", fix=True)
+    first = FlowRecord.of(exchange, "fix").to_metadata()
+    exchange.check_response(200, "application/json", b'{"choices": []}')
+    again = FlowRecord.of(exchange, "fix").to_metadata()
+    for meta in (first, again, _fresh(exchange, "fix").to_metadata()):
+        json.dumps(meta, ensure_ascii=False).encode("utf-8")
+        assert (
+            "\\ud800" in json.dumps(meta["fixes"]) and "\\ud800" in meta["findings"][0]["message"]
+        )
+    assert again == _fresh(exchange, "fix").to_metadata()
