@@ -10,6 +10,7 @@ from __future__ import annotations
 from toolnames_core import codes
 from toolnames_core.bodies import has_tool_keys
 from toolnames_core.bodies import nothing_to_check
+from toolnames_core.clients import CLIENT_HEADERS
 from toolnames_core.clients import client_label
 from toolnames_core.codes import CATALOGUE
 from toolnames_core.endpoints import RULES
@@ -74,6 +75,7 @@ from toolnames_core.unclaimed import unchecked_text
 
 __all__ = [
     "CATALOGUE",
+    "CLIENT_HEADERS",
     "COMMENT_PREFIX",
     "FORMATS",
     "LOOKUP_MAX_PAGES",

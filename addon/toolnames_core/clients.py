@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from toolnames_core.names import escape_text
 
-__all__ = ["SIGNATURES", "ClientSignature", "client_label"]
+__all__ = ["CLIENT_HEADERS", "SIGNATURES", "ClientSignature", "client_label"]
 
 _UA_SHOWN = 60
 
@@ -51,6 +51,21 @@ SIGNATURES: list[ClientSignature] = [
     ClientSignature("Vercel AI SDK", "user-agent", re.compile(r"(?:^|\s)ai/(\d\S*)")),
 ]
 
+# Every header client_label reads (lower case): the label depends on their values alone.
+CLIENT_HEADERS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [
+            *(sig.header for sig in SIGNATURES),
+            "x-stainless-lang",
+            "x-stainless-package-version",
+            "x-stainless-runtime",
+            "x-stainless-runtime-version",
+            "user-agent",
+            "x-goog-api-client",
+        ]
+    )
+)
+
 # Where each client family says what it runs on.
 _RUNTIMES = [
     re.compile(r"(?:^|\s)runtime/([\w.-]+)/(\S+)"),  # AI SDK: runtime/node.js/v20.20.2
@@ -61,7 +76,8 @@ _RUNTIMES = [
 
 def client_label(header: Callable[[str], str]) -> str | None:
     """``openai Python SDK 3.57.0 (CPython 3.13.0)``: the client that sent a request, from
-    ``header(name)``, which gives a header's value ("" if absent) for a lower-case name."""
+    ``header(name)``, which gives a header's value ("" if absent) for a lower-case name of
+    ``CLIENT_HEADERS``."""
     for sig in SIGNATURES:
         found = sig.pattern.search(header(sig.header))
         if found:

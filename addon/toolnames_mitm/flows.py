@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from mitmproxy import http
 
+from toolnames_core import CLIENT_HEADERS
 from toolnames_core import COMMENT_PREFIX
 from toolnames_core import MARKERS
 from toolnames_core import PROTOCOLS
@@ -50,6 +51,7 @@ __all__ = [
     "recorded",
     "request_content",
     "set_body",
+    "set_header",
     "session_for",
     "unclaimed",
     "show",
@@ -74,8 +76,30 @@ def header(message: http.Message, name: bytes) -> str:
 
 
 def client(request: http.Request) -> str | None:
-    """The client that sent the request, as its headers tell; None if they don't."""
-    return client_label(lambda name: header(request, name.encode()))
+    """The client that sent the request, as its headers tell; None if they don't. Read in
+    one walk of the fields, and named once for each set of values: an app sends the same
+    client headers with every request, and naming it took a walk per header it asked for."""
+    values: dict[bytes, bytes] = {}
+    for name, value in request.headers.fields:
+        low = name.lower()
+        if low in _CLIENT_FIELDS:
+            values[low] = values[low] + b", " + value if low in values else value
+    key = tuple(values.get(name, b"") for name in _CLIENT_FIELDS)
+    if key in _clients:
+        return _clients[key]
+    if len(_clients) >= _MAX_CLIENTS:
+        _clients.clear()  # a client sending ever new headers: start over
+    seen = {
+        name.decode(): value.decode("utf-8", "surrogateescape") for name, value in values.items()
+    }
+    label = _clients[key] = client_label(lambda name: seen.get(name, ""))
+    return label
+
+
+# The headers client_label reads, as header fields spell them lowered; their values -> the label.
+_CLIENT_FIELDS = tuple(name.encode() for name in CLIENT_HEADERS)
+_clients: dict[tuple[bytes, ...], str | None] = {}
+_MAX_CLIENTS = 1024
 
 
 def content(message: http.Message, strict: bool = False) -> bytes | None:
@@ -98,20 +122,34 @@ def set_body(message: http.Message, body: bytes) -> None:
     message.raw_content = body
     if b"transfer-encoding" in lowered:
         return  # set_content leaves the length to the framing then (RFC 9112 6.2)
-    length = str(len(body)).encode()
-    # What Headers["content-length"] = ... does (MultiDict.set_all): the first
-    # Content-Length takes the value, later ones go, and one is added last if there was none.
+    message.headers.fields = _with_field(
+        fields, lowered, b"content-length", str(len(body)).encode()
+    )
+
+
+def set_header(message: http.Message, name: bytes, value: bytes) -> None:
+    """``message.headers[name] = value`` for a lower-case ``name``, in one walk of the fields."""
+    fields = message.headers.fields
+    message.headers.fields = _with_field(fields, [k.lower() for k, _ in fields], name, value)
+
+
+def _with_field(
+    fields: tuple[tuple[bytes, bytes], ...], lowered: list[bytes], name: bytes, value: bytes
+) -> tuple[tuple[bytes, bytes], ...]:
+    """What ``Headers[name] = value`` makes of ``fields`` (MultiDict.set_all): the first field
+    of that name takes the value under its own spelling, later ones go, and one is added
+    last if there was none."""
     out = []
     put = False
     for field, low in zip(fields, lowered, strict=True):
-        if low != b"content-length":
+        if low != name:
             out.append(field)
         elif not put:
-            out.append((field[0], length))
+            out.append((field[0], value))
             put = True
     if not put:
-        out.append((b"content-length", length))
-    message.headers.fields = tuple(out)
+        out.append((name, value))
+    return tuple(out)
 
 
 def request_content(message: http.Message, max_body: int) -> tuple[bytes, str | None]:
@@ -302,9 +340,9 @@ def apply(
     if exchange.new_body is not None:
         set_body(flow.request, exchange.new_body)
         # The answer's names go back to the app: it must come uncompressed (exchange.py).
-        accept = exchange.answer_encoding(flow.request.headers.get("accept-encoding", ""))
+        accept = exchange.answer_encoding(header(flow.request, b"accept-encoding"))
         if accept is not None:
-            flow.request.headers["accept-encoding"] = accept
+            set_header(flow.request, b"accept-encoding", accept.encode())
         if exchange.signed is not None:
             # The exchange changes a signed request only when permission.credentials is set.
             signing.resign(flow.request, exchange.signed, permission.credentials)

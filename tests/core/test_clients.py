@@ -5,6 +5,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
+from toolnames_core.clients import CLIENT_HEADERS
 from toolnames_core.clients import client_label
 
 
@@ -185,3 +186,13 @@ def test_the_real_sdks_are_named_from_the_headers_they_send(listener, kind, name
     version = _call(kind, base)
     headers = seen[-1]
     assert client_label(lambda h: headers.get(h, "")) == f"{name} {version} ({runtime})"
+
+
+@pytest.mark.parametrize("headers", [h for h, _ in CAPTURED] + [{}, {"user-agent": "curl/8.0"}])
+def test_every_header_the_label_reads_is_one_of_client_headers(headers):
+    # The addon names a client from these headers' values alone, and remembers the label by
+    # them (toolnames_mitm/flows.py client): a header read beyond them would be missed.
+    asked = []
+    lowered = {k.lower(): v for k, v in headers.items()}
+    client_label(lambda name: asked.append(name) or lowered.get(name, ""))
+    assert asked and set(asked) <= set(CLIENT_HEADERS)

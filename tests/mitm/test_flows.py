@@ -6,6 +6,7 @@ import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
 
+from toolnames_core import client_label
 from toolnames_mitm import flows as mitm_flows
 
 
@@ -119,6 +120,45 @@ def test_set_body_sets_what_setting_content_sets(fields, body):
     theirs.request.content = body
     assert ours.request.headers.fields == theirs.request.headers.fields
     assert ours.request.raw_content == theirs.request.raw_content
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [],
+        [(b"Accept-Encoding", b"gzip, br"), (b"x", b"y")],
+        [(b"accept-encoding", b"gzip"), (b"x", b"y"), (b"ACCEPT-ENCODING", b"br")],  # one stays
+        [(b"Host", b"a"), (b"Accept-Encoding-X", b"z")],  # a longer name is another header
+    ],
+)
+def test_set_header_sets_what_mitmproxys_setter_sets(fields):
+    ours, theirs = http.Headers(fields), http.Headers(fields)
+    message = tflow.tflow().request
+    message.headers = ours
+    mitm_flows.set_header(message, b"accept-encoding", b"identity")
+    theirs["accept-encoding"] = "identity"
+    assert message.headers.fields == theirs.fields
+
+
+CLIENTS = [
+    [(b"User-Agent", b"OpenAI/Python 3.57.0"), (b"X-Stainless-Runtime", b"CPython")],
+    [(b"user-agent", b"OpenAI/Python 3.57.0"), (b"x-stainless-runtime", b"PyPy")],
+    [(b"x-goog-api-client", b"google-genai-sdk/3.6.1 gl-python/3.13.0")],
+    [(b"x-stainless-lang", b"js"), (b"x-stainless-package-version", b"6.1.0")],
+    [(b"User-Agent", b"curl/8.0"), (b"user-agent", b"\xe2\x80\xae evil")],  # joined, escaped
+    [(b"Host", b"api.openai.com")],
+]
+
+
+def test_the_client_is_named_as_its_headers_tell_once_read_in_one_walk():
+    # Named from a memo of the header values after the first time: each set of values keeps
+    # its own label, however often and in whatever order they come.
+    for fields in [*CLIENTS, *reversed(CLIENTS), *CLIENTS]:
+        request = tflow.tflow().request
+        request.headers = http.Headers(fields)
+        expected = client_label(lambda name, r=request: r.headers.get(name, ""))
+        assert mitm_flows.client(request) == expected
+    assert mitm_flows.client(request) is None
 
 
 @pytest.mark.parametrize(
