@@ -23,10 +23,10 @@ def check_calls(
     findings = []
     offered, builtins = view.offered_names, view.offered_builtins
     for call in calls:
-        called = describe_name(call.name)
         if call.namespace is not None:
             if (call.namespace, call.name) in view.namespaced:
                 continue
+            called = describe_name(call.name)  # only for a finding: most calls are offered
             declared = any(ns == call.namespace for ns, _ in view.namespaced)
             where = "which has no such tool" if declared else "which was never offered"
             what = f"{called} in namespace {describe_name(call.namespace)}, {where}; "
@@ -34,6 +34,7 @@ def check_calls(
             known = builtins if call.kind == "builtin" else offered
             if call.name in known:
                 continue
+            called = describe_name(call.name)
             if is_parallel_wrapper(call.name, offered):
                 what = f"{called}, which is OpenAI's internal parallel-call wrapper, not an offered tool; "
             else:
