@@ -148,7 +148,11 @@ def run(name: str, case: str, n: int) -> None:
 def count(name: str, case: str, n: int) -> float:
     """Instructions of one run of the workload: two valgrind runs, ``n`` runs apart."""
     totals = []
+    # Bytecode is written by the plain run and read by the counted ones, where the
+    # environment says not to write it (as this project's machines do): else every run
+    # compiles every module it imports, and the two runs differ by more than n runs.
     env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     plain = [sys.executable, "-m", "benchmark.instructions", "--run", name, "--case", case]
     # A plain run first: it writes the .pyc files of whatever changed, so that neither counted
     # run compiles (the first would, and the difference would be off by the compiling).

@@ -32,8 +32,12 @@ def test_the_stream_calls_the_tool_in_fragments_then_ends():
 def test_a_count_is_one_runs_share_of_the_difference_between_two_valgrind_runs(monkeypatch):
     collected = iter([1_000_000, 1_600_000])
     commands = []
+    # Where the environment says not to write bytecode, every run would compile its imports.
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
 
     def fake_run(command, **kwargs):
+        assert "PYTHONDONTWRITEBYTECODE" not in kwargs["env"]
+        assert kwargs["env"]["PYTHONHASHSEED"] == "0"
         commands.append(command)
         stderr = "" if command[0] != "valgrind" else f"==1== Collected : {next(collected)}\n"
         return subprocess.CompletedProcess(command, 0, "", stderr)
