@@ -8,6 +8,7 @@ content view, report, scanner) reads this record, never the metadata dict.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -22,7 +23,6 @@ from toolnames_core.exchange import SIGNED_WORKAROUNDS
 from toolnames_core.exchange import Exchange
 from toolnames_core.model import SEVERITY_RANK
 from toolnames_core.model import Finding
-from toolnames_core.model import Fix
 from toolnames_core.model import SkippedFix
 from toolnames_core.names import quote_name
 from toolnames_core.sigv4 import Signed
@@ -132,29 +132,45 @@ class _Made:
         return self
 
 
-def _recorded_fixes(fixes: list[Fix]) -> list[RecordedFix]:
-    """The record of each fix. Fix mode makes each place's fix once and shares it between
-    requests (aliases.py), and an agent resends the same tools every turn, so each fix's
-    record is made once too, found by the fix's identity (held with it, so that the identity
-    is not another object's); bounded, as the fixes are."""
-    out = []
-    append = out.append
-    get = _fix_records.get
-    for fix in fixes:
-        entry = get(id(fix))
-        if entry is None or entry[0] is not fix:
-            if len(_fix_records) >= _MAX_FIX_RECORDS:
-                _fix_records.clear()
-            entry = _fix_records[id(fix)] = (
-                fix,
-                RecordedFix(fix.path, fix.old, fix.new, fix.rewrite),
-            )
-        append(entry[1])
-    return out
+class _EachOnce:
+    """What is made of each of a request's findings and fixes, made once. Fix mode makes each
+    place's fix and finding once and shares them between requests (aliases.py,
+    request_checks.py), and an agent resends the same tools and history every turn: their
+    records and metadata entries are made once too, found by the object's identity (held
+    with it, so that the identity is never another object's). Bounded: a client sending ever
+    new names starts it over. What it makes is shared between flows: never changed in place
+    (mitmproxy deep-copies a flow's metadata when it copies or saves the flow)."""
+
+    __slots__ = ("make", "made")
+
+    def __init__(self, make: Callable) -> None:
+        self.make = make
+        self.made: dict[int, tuple] = {}
+
+    def each(self, items: list) -> list:
+        made = self.made
+        get = made.get
+        out = []
+        append = out.append
+        for item in items:
+            entry = get(id(item))
+            if entry is None or entry[0] is not item:
+                if len(made) >= _MAX_EACH_ONCE:
+                    made.clear()
+                entry = made[id(item)] = (item, self.make(item))
+            append(entry[1])
+        return out
 
 
-_fix_records: dict[int, tuple[Fix, RecordedFix]] = {}
-_MAX_FIX_RECORDS = 8192
+def _storable_entry(item: Finding | RecordedFix) -> dict:
+    entry = item.to_dict()
+    return entry if _ascii_entries([entry]) else storable(entry)
+
+
+_MAX_EACH_ONCE = 8192
+_recorded_fixes = _EachOnce(lambda f: RecordedFix(f.path, f.old, f.new, f.rewrite)).each
+# Metadata entries, storable: of a Finding, or of a RecordedFix.
+_entries_of = _EachOnce(_storable_entry).each
 
 
 def _starts_with(items: list, head: list) -> bool:
@@ -310,13 +326,13 @@ class FlowRecord:
         """The findings' metadata entries, storable."""
         made = self.made
         if made is None:
-            return storable([f.to_dict() for f in self.findings])
+            return _entries_of(self.findings)
         findings = self.findings
         if _starts_with(findings, made.findings):
             done = made.finding_entries
-            entries = done + storable([f.to_dict() for f in findings[len(done) :]])
+            entries = done + _entries_of(findings[len(done) :])
         else:
-            entries = storable([f.to_dict() for f in findings])
+            entries = _entries_of(findings)
         made.findings, made.finding_entries = findings, entries
         return entries
 
@@ -324,10 +340,10 @@ class FlowRecord:
         """The fixes' metadata entries, storable."""
         made = self.made
         if made is None:
-            return storable([f.to_dict() for f in self.fixes])
+            return _entries_of(self.fixes)
         made = made.keyed(self.fixes)
         if made.fix_entries is None:
-            made.fix_entries = storable([f.to_dict() for f in self.fixes])
+            made.fix_entries = _entries_of(self.fixes)
         return made.fix_entries
 
     @classmethod

@@ -253,3 +253,18 @@ def test_metadata_made_again_stays_storable_whatever_the_names_hold():
             "\\ud800" in json.dumps(meta["fixes"]) and "\\ud800" in meta["findings"][0]["message"]
         )
     assert again == _fresh(exchange, "fix").to_metadata()
+
+
+def test_the_metadata_entries_of_shared_findings_and_fixes_are_made_once():
+    # Fix mode shares each place's finding and fix between requests; their entries are made
+    # once too (issue 25), each the entry of its own finding or fix.
+    body = _chat("a.b", "c.d", choice="a.b")
+    first = FlowRecord.of(exchange_for(body, "openai-chat", "openai", fix=True), "fix")
+    again = FlowRecord.of(exchange_for(body, "openai-chat", "openai", fix=True), "fix")
+    one, two = first.to_metadata(), again.to_metadata()
+    assert all(map(operator.is_, one["fixes"], two["fixes"]))
+    assert all(map(operator.is_, one["findings"], two["findings"]))
+    assert one["fixes"] == [f.to_dict() for f in first.fixes]
+    assert one["findings"] == [f.to_dict() for f in first.findings]
+    other = FlowRecord.of(exchange_for(_chat("e.f"), "openai-chat", "openai", fix=True), "fix")
+    assert [e["from"] for e in other.to_metadata()["fixes"]] == ["e.f"]

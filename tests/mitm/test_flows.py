@@ -171,3 +171,14 @@ def test_an_unsized_response_is_framed_as_its_client_allows(version, chunked):
     mitm_flows.unsized(f)
     assert "content-length" not in f.response.headers
     assert f.response.headers.get("transfer-encoding") == ("chunked" if chunked else None)
+
+
+def test_a_copied_flow_shares_no_metadata_entry_with_the_live_one():
+    # The record's entries are shared between live flows' metadata (record.py, _EachOnce),
+    # never to be changed in place: mitmproxy copies metadata deeply when it copies a flow
+    # (and so when toolnames_save redacts one), so no copy can change them.
+    f = tflow.tflow()
+    f.metadata["toolnames"] = {"findings": [{"code": "name-invalid-chars"}]}
+    copied = f.copy()
+    assert copied.metadata == f.metadata
+    assert copied.metadata["toolnames"]["findings"][0] is not f.metadata["toolnames"]["findings"][0]
