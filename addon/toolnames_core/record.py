@@ -105,6 +105,7 @@ class _Made:
         "fixed",
         "fixes",
         "renamed",
+        "renames_text",
         "source",
         "unrepaired",
         "unrepaired_of",
@@ -121,6 +122,7 @@ class _Made:
         self.fix_entries: list[dict] | None = None
         self.fixed: set | None = None
         self.renamed: dict[str, tuple[str, int]] | None = None
+        self.renames_text: tuple[str, ...] | None = None
         self.unrepaired_of: list[Finding] | None = None
         self.unrepaired: list[Finding] = []
 
@@ -128,6 +130,7 @@ class _Made:
         """Itself, holding what is made of ``fixes`` (nothing yet, if they are other fixes)."""
         if self.fixes is not fixes:
             self.fixes, self.fix_entries, self.fixed, self.renamed = fixes, None, None, None
+            self.renames_text = None
             self.unrepaired_of, self.unrepaired = None, []
         return self
 
@@ -545,19 +548,13 @@ class FlowRecord:
     def fixes_text(self) -> str:
         """What fix mode changed, shortly: choices pointed elsewhere, names aliased, names
         given back in the answer."""
-        parts = [
-            f"{f.path} {quote_name(f.old)} → {quote_name(f.new)} ({f.rewrite})"
-            for f in self.fixes
-            if f.rewrite != ALIAS_REWRITE
-        ]
-        renamed = self.renamed
-        if renamed:
-            shown = [
-                f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
-                for old, (new, n) in list(renamed.items())[:3]
-            ]
-            more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
-            parts.append("renamed " + ", ".join(shown) + more)
+        made = self.made.keyed(self.fixes) if self.made is not None else None
+        renames = made.renames_text if made is not None else None
+        if renames is None:
+            renames = self._renames_text()
+            if made is not None:
+                made.renames_text = renames
+        parts = list(renames)
         if self.restored:
             parts.append(f"restored {self.restored} name(s) in the answer")
         if self.accept_encoding_sent is not None:
@@ -571,6 +568,23 @@ class FlowRecord:
         if self.resigned and self.signed is not None:
             parts.append(f"signed it again with AWS SigV4 ({self.signed.scope_text})")
         return "; ".join(parts)
+
+    def _renames_text(self) -> tuple[str, ...]:
+        """What ``fixes_text`` says of the fixes themselves (kept for the flow's next record)."""
+        parts = [
+            f"{f.path} {quote_name(f.old)} → {quote_name(f.new)} ({f.rewrite})"
+            for f in self.fixes
+            if f.rewrite != ALIAS_REWRITE
+        ]
+        renamed = self.renamed
+        if renamed:
+            shown = [
+                f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
+                for old, (new, n) in list(renamed.items())[:3]
+            ]
+            more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
+            parts.append("renamed " + ", ".join(shown) + more)
+        return tuple(parts)
 
     def signature_text(self) -> str | None:
         """What the record says of the request's signature, for the view; None if unsigned."""
