@@ -260,6 +260,9 @@ class LineRewriter(_Rewriter):
             # The end of the message, or an HTTP/2 peer's empty frame: what is held goes on.
             held, self.held = self.held, b""
             return self._rewritten(held) if held else b""
+        if not self.held and chunk.endswith(b"\n"):
+            # The usual chunk: whole lines, nothing held from the last one (no copy, no search).
+            return self._rewritten(chunk)
         data = self.held + chunk
         end = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
         if end == 0 and len(data) <= MAX_EVENT_BYTES:

@@ -214,7 +214,8 @@ class _WrapperRestore:
         self.waiting: object = None
 
     def __call__(self, data: bytes) -> bytes:
-        data = self.rewrite(data)
+        if b"name" in data:  # the Restorer's own test, without a call for every other event
+            data = self.rewrite(data)
         if not self.wrappers and (
             _WRAPPER_TAIL not in data or not any(name in data for name in _WRAPPER_NAMES)
         ):
