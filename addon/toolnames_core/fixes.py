@@ -57,19 +57,21 @@ def plan_fixes(view: RequestView, rewrites: tuple[Rewrite, ...] = REWRITES) -> F
     return plan
 
 
-def apply_fixes(text: str, fixes: list[Fix], carried: Carried | None = None) -> str:
-    """``text`` with each fix's new value at its place; ``carried``: the places are inside
-    the body the text carries encoded in a string (formats/base.py), which is decoded,
-    changed and encoded again, and the string replaced, every other byte kept."""
+def apply_fixes(content: bytes, fixes: list[Fix], carried: Carried | None = None) -> bytes:
+    """``content`` (JSON in UTF-8) with each fix's new value at its place; ``carried``: the
+    places are inside the body the content carries encoded in a string (formats/base.py),
+    which is decoded, changed and encoded again, and the string replaced, every other byte
+    kept. UnicodeDecodeError when the content, or the body it carries, is not UTF-8."""
     if carried is None:
         # Each fix's old value is the string its plan read at its place (jsonsplice.py).
-        return jsonsplice.replace_strings(text, {fix.where: (fix.old, fix.new) for fix in fixes})
+        return jsonsplice.replace_strings(content, {f.where: (f.old, f.new) for f in fixes})
+    text = content.decode("utf-8")
     n = len(carried.where)
     start, end = jsonsplice.value_span(text, carried.where)
-    inner = carried.decode(json.loads(text[start:end])).decode("utf-8")
+    inner = carried.decode(json.loads(text[start:end]))
     inner = jsonsplice.replace_strings(inner, {f.where[n:]: (f.old, f.new) for f in fixes})
-    new = carried.encode(inner.encode("utf-8"))
-    return text[:start] + json.dumps(new) + text[end:]
+    new = carried.encode(inner)
+    return (text[:start] + json.dumps(new) + text[end:]).encode("utf-8")
 
 
 class Rewritten(NamedTuple):
@@ -102,8 +104,8 @@ def rewrite(
     if not planned:
         return Rewritten([], None, skipped, {})
     try:
-        text = apply_fixes(content.decode("utf-8"), planned, carried)
+        new = apply_fixes(content, planned, carried)
     except UnicodeDecodeError:  # the body, or the body it carries
         skipped += [SkippedFix(f.path, f.old, not_utf8) for f in planned]
         return Rewritten([], None, skipped, {})
-    return Rewritten(planned, text.encode("utf-8"), skipped, renames.aliases)
+    return Rewritten(planned, new, skipped, renames.aliases)

@@ -289,9 +289,9 @@ def test_a_repeated_tool_choice_key_is_fixed_where_json_loads_reads_it():
 
 
 def test_apply_fixes_replaces_each_fixed_value():
-    text = '{"a": {"name": "x.y"}, "b": ["p q"]}'
+    body = b'{"a": {"name": "x.y"}, "b": ["p q"]}'
     fixes = [Fix(("a", "name"), "x.y", "x_y", "mastra"), Fix(("b", 0), "p q", "p_q", "mastra")]
-    assert apply_fixes(text, fixes) == '{"a": {"name": "x_y"}, "b": ["p_q"]}'
+    assert apply_fixes(body, fixes) == b'{"a": {"name": "x_y"}, "b": ["p_q"]}'
 
 
 # --- rewrite: the one step an exchange's body and a session's message go through -------------

@@ -220,9 +220,10 @@ def _member_strings(doc) -> dict[tuple, str]:
 
 
 def assert_as_the_walk(text: str, replacements: dict) -> str:
-    out = replace_strings(text, replacements)
-    assert out == replace_values(text, {where: new for where, (_, new) in replacements.items()})
-    return out
+    out = replace_strings(text.encode(), replacements)
+    walked = replace_values(text, {where: new for where, (_, new) in replacements.items()})
+    assert out == walked.encode()
+    return walked
 
 
 @settings(max_examples=500, deadline=None)
@@ -298,10 +299,54 @@ def test_an_sdk_body_is_renamed_by_one_search_without_the_walk(monkeypatch):
     replacements = {("tools", i, "function", "name"): (f"t.{i}", f"t_{i}") for i in range(300)}
     replacements[("messages", 0, "tool_calls", 0, "function", "name")] = ("t.1", "t_1")
 
-    out = json.loads(replace_strings(text, replacements))
+    out = json.loads(replace_strings(text.encode(), replacements))
 
     assert [t["function"]["name"] for t in out["tools"]] == [f"t_{i}" for i in range(300)]
     assert out["messages"][0]["tool_calls"][0]["function"] == {
         "name": "t_1",
         "arguments": '{"name":"t.1"}',
     }
+
+
+# The body as it comes, bytes: with a byte order mark, a member repeated (json.loads keeps the
+# last), a member name spelt with an escape, or bytes that are not UTF-8 (a stray byte, a
+# surrogate encoded, which json.loads takes and UTF-8 does not).
+_NOT_UTF8 = [b"\xff", b"\xc3", b"\xed\xa0\x80"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    doc=st.dictionaries(st.sampled_from(_KEYS), name_docs, min_size=1, max_size=5),
+    separators=st.sampled_from([(",", ":"), (", ", ": ")]),
+    ensure_ascii=st.booleans(),
+    repeated=st.sampled_from(_NAMES + [None]),
+    escaped=st.booleans(),
+    bom=st.booleans(),
+    not_utf8=st.sampled_from(_NOT_UTF8 + [None]),
+    data=st.data(),
+)
+def test_a_body_is_renamed_as_the_walk_renames_its_text(
+    doc, separators, ensure_ascii, repeated, escaped, bom, not_utf8, data
+):
+    text = json.dumps(doc, separators=separators, ensure_ascii=ensure_ascii)
+    if repeated is not None:
+        text = text[:-1] + f', "name": {json.dumps(repeated, ensure_ascii=ensure_ascii)}}}'
+    if escaped:
+        text = text.replace('"name":', '"\\u006eame":', 1)
+    strings = _member_strings(json.loads(text))
+    places = st.sampled_from(sorted(strings, key=repr)) if strings else st.nothing()
+    chosen = data.draw(st.lists(places, unique=True))
+    replacements = {where: (strings[where], data.draw(st.text())) for where in chosen}
+    body = b"\xef\xbb\xbf" * bom + text.encode()
+    if not_utf8 is not None:
+        at = data.draw(st.integers(0, len(body)))
+        body = body[:at] + not_utf8 + body[at:]
+    new_values = {where: new for where, (_, new) in replacements.items()}
+
+    try:
+        walked = replace_values(body.decode("utf-8"), new_values).encode("utf-8")
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            replace_strings(body, replacements)
+        return
+    assert replace_strings(body, replacements) == walked
