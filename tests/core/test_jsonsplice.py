@@ -273,6 +273,18 @@ def test_the_search_gives_the_walks_answer_where_it_cannot_prove_its_own(text):
     assert_as_the_walk(text, {("f", "name"): ("a.b", "a_b_1")})
 
 
+@pytest.mark.parametrize("backslashes", [0, 1, 15, 16, 17, 40])
+@pytest.mark.parametrize("name", ["na\\u006de", "na\\u006De", "nam\\u0065"])
+def test_an_escaped_member_name_is_seen_behind_any_number_of_backslashes(backslashes, name):
+    # The escape check looks at the first backslashes one by one, then searches: an escape
+    # must be seen in either part, or the search would rename the member at "g".
+    lines = "\\n" * backslashes
+    text = '{"s": "' + lines + '", "f": {"' + name + '": "a.b"}, "g": {"name": "a.b"}}'
+    out = assert_as_the_walk(text, {("f", "name"): ("a.b", "a_b_1")})
+    assert json.loads(out)["f"] == {"name": "a_b_1"}
+    assert json.loads(out)["g"] == {"name": "a.b"}
+
+
 def test_one_old_name_sent_as_two_new_ones_is_left_to_the_walk():
     text = '{"a": {"name": "x"}, "b": {"name": "x"}}'
     out = assert_as_the_walk(text, {("a", "name"): ("x", "y"), ("b", "name"): ("x", "z")})
