@@ -10,7 +10,9 @@ Python through every member of every object on a path, so renaming every tool of
 cost three times a ``json.loads`` of it. ``replace_strings`` is fix mode's: each path's value
 is a string its caller read there, and it finds those strings by one search for their
 member names instead (``_found_by_key``, where the proof that it finds exactly them is),
-falling back to the walk wherever that proof does not hold.
+falling back to the walk wherever that proof does not hold. It takes and gives the body's
+UTF-8 bytes, not text: the search reads them as they came, and only a body that is not
+ASCII is decoded, to check that it is UTF-8.
 """
 
 from __future__ import annotations
