@@ -19,6 +19,7 @@ predicted (``verdicts.py``); an accepted request is weighed too.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import TYPE_CHECKING
 
 from toolnames_core import bodies
@@ -53,6 +54,10 @@ from toolnames_core.streams import StreamTap
 if TYPE_CHECKING:
     # For the annotation only: the record stands above the exchange it is made from.
     from toolnames_core.record import FlowRecord
+
+_NAME = operator.attrgetter("name")
+_NAMESPACE = operator.attrgetter("namespace")
+_NAMESPACE_NAME = operator.methodcaller("startswith", "namespace:")
 
 __all__ = ["SIGNED_SKIP", "SIGNED_WORKAROUNDS", "UNRECORDED_ANSWER", "Exchange", "inspect_exchange"]
 
@@ -221,7 +226,11 @@ class Exchange:
         rewrite), and send every name the rule rejects under an alias (``aliases.py``)."""
         view = self.view
         choices = fixes_.FixPlan()
-        if any(f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings):
+        # Only a choice that names a tool can name one not offered (plan_fixes reads nothing
+        # else): most requests send "auto", and a renamed request holds a finding per place.
+        if any(c.names for c in view.choices) and any(
+            f.code == codes.CHOICE_NOT_IN_TOOLS for f in self.request_findings
+        ):
             choices = fixes_.plan_fixes(view)
         done = fixes_.rewrite(
             view,
@@ -254,9 +263,16 @@ class Exchange:
         """Names in a Responses namespace (its own name, a tool inside it) that break the
         rule: fix mode leaves them as sent, and says so, since a call names the namespace
         and the tool apart and toolnames does not give such a pair back."""
+        tools = view.tools
+        # Only the Responses API has namespaces: most requests hold none, which C settles
+        # without a Python step per tool (a renamed request holds a finding per tool too).
+        if set(map(_NAMESPACE, tools)) <= {None} and not any(
+            map(_NAMESPACE_NAME, map(_NAME, tools))
+        ):
+            return []
         places = {
             ref.path: ref.name.removeprefix("namespace:")
-            for ref in view.tools
+            for ref in tools
             if ref.namespace is not None or ref.name.startswith("namespace:")
         }
         return [

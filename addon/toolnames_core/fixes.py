@@ -89,18 +89,21 @@ def rewrite(
     content: bytes,
     not_utf8: str,
     choices: FixPlan | None = None,
-    splices: Callable[[JsonPath], bool] = lambda where: True,
+    splices: Callable[[JsonPath], bool] | None = None,
     carried: Carried | None = None,
 ) -> Rewritten:
     """The planned fixes of ``content`` (``choices``, then an alias for every name ``rule``
     rejects elsewhere), spliced into its text. ``splices``: whether a planned place is in
-    this content (a session plans with tools declared earlier, and splices none of them);
+    this content (a session plans with tools declared earlier, and splices none of them;
+    None: every place is);
     ``not_utf8``: why every fix was left, when the content is not UTF-8; ``carried``: the
     places are inside the body ``content`` carries encoded (``apply_fixes``)."""
     choices = choices or FixPlan()
     renames = plan_aliases(view, rule, {f.where for f in choices.fixes})
     skipped = choices.skipped + renames.skipped
-    planned = [f for f in choices.fixes + renames.fixes if splices(f.where)]
+    planned = choices.fixes + renames.fixes
+    if splices is not None:
+        planned = [f for f in planned if splices(f.where)]
     if not planned:
         return Rewritten([], None, skipped, {})
     try:
