@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from dataclasses import field
 
 from toolnames_core.model import Fix
+from toolnames_core.model import JsonPath
+from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
+from toolnames_core.model import tool_set
 from toolnames_core.names import quote_name
 from toolnames_core.rules import NameRule
 from toolnames_core.rules import valid_name_pattern
@@ -88,23 +91,32 @@ def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> 
     rejects nothing it would: nothing is renamed under it."""
     if not rule.enforced:
         return AliasPlan()
-    valid = valid_name_pattern(rule).fullmatch
-    # Built-in tools are named by their type, and names inside a Responses namespace
-    # follow the namespace's own rule: neither is the provider's function-name rule, so
-    # neither is renamed (tested inline: fix mode plans a place per tool and call).
+    if not view.parts:
+        plan = _plan_with_tools(view, rule, keep)
+        if plan is not None:
+            return plan
+    return _plan(view, rule, keep)
+
+
+def _renamed(ref: NameRef, keep: set) -> bool:
+    """Whether fix mode may rename the name at ``ref``. Built-in tools are named by their
+    type, and names inside a Responses namespace follow the namespace's own rule: neither is
+    the provider's function-name rule, so neither is renamed (tested inline: fix mode plans a
+    place per tool and call); ``keep``: places another fix already rewrites."""
+    return ref.kind != "builtin" and ref.namespace is None and (not keep or ref.where not in keep)
+
+
+def _plan(view: RequestView, rule: NameRule, keep: set) -> AliasPlan:
     offered = [t.name for t in view.tools if t.kind != "builtin" and t.namespace is None]
     offers = set(offered)
     # A choice is renamed with the tool it names; one that names no offered tool stays as
     # sent (an alias would not make it name one: that is choice-not-in-tools).
     chosen_refs = [r for c in view.choices for r in c.names if r.name in offers]
-    places = [
-        ref
-        for ref in (*view.tools, *chosen_refs, *view.history)
-        if ref.kind != "builtin" and ref.namespace is None and (not keep or ref.where not in keep)
-    ]
+    places = [ref for ref in (*view.tools, *chosen_refs, *view.history) if _renamed(ref, keep)]
     plan = AliasPlan()
     invalid = set()
     taken = set()
+    valid = valid_name_pattern(rule).fullmatch
     for ref in places:
         (taken if valid(ref.name) else invalid).add(ref.name)
     if not invalid:
@@ -117,11 +129,25 @@ def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> 
         for part in view.parts:
             own = Counter(t.name for t in part.tools if t.kind != "builtin" and t.namespace is None)
             times |= own
+    aliased, plan.skipped = _aliased(invalid, taken, times, rule)
+    plan.fixes = [
+        _fix_at(ref.where, ref.name, aliased[ref.name]) for ref in places if ref.name in aliased
+    ]
+    plan.aliases = {alias: name for name, alias in aliased.items()}
+    return plan
+
+
+def _aliased(
+    invalid: set[str], taken: set[str], times: Counter, rule: NameRule
+) -> tuple[dict[str, str], list[SkippedFix]]:
+    """The alias of each ``invalid`` name (name -> alias), and the names left as sent: an
+    alias must differ from every name ``taken`` (sent as it is) and every other alias."""
     aliased: dict[str, str] = {}
+    skipped = []
     used: set[str] = set()  # aliased.values(), to look up
     for name in sorted(invalid):
         if times[name] > 1:
-            plan.skipped.append(
+            skipped.append(
                 SkippedFix(
                     "",
                     name,
@@ -133,25 +159,68 @@ def plan_aliases(view: RequestView, rule: NameRule, keep: set = frozenset()) -> 
         if alias in taken or alias in used:
             alias = alias_for(name, rule, digest_len=2 * DIGEST_LEN)
         if alias in taken or alias in used:
-            plan.skipped.append(
+            skipped.append(
                 SkippedFix("", name, f"would be sent as {quote_name(alias)}, a name already taken")
             )
             continue
         aliased[name] = alias
         used.add(alias)
-    fixes = plan.fixes
-    for ref in places:
-        alias = aliased.get(ref.name)
+    return aliased, skipped
+
+
+def _fix_at(where: JsonPath, name: str, alias: str) -> Fix:
+    key = (where, name, alias)
+    fix = _fixes.get(key)
+    if fix is None:
+        if len(_fixes) >= _MAX_REMEMBERED:
+            _fixes.clear()
+        fix = _fixes[key] = Fix(where, name, alias, ALIAS_REWRITE)
+    return fix
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolsPlan:
+    """The plan of a request whose every other renamed place names an offered tool: its
+    tools alone decide every alias then (``_plan`` of the tools alone)."""
+
+    alias_of: dict[str, str | None]  # every offered name -> its alias; None: sent as it is
+    fixes: tuple[Fix, ...]  # the tools' own places
+    skipped: tuple[SkippedFix, ...]
+    aliases: dict[str, str]  # alias -> the app's name; copied for each plan
+
+
+def _plan_with_tools(view: RequestView, rule: NameRule, keep: set) -> AliasPlan | None:
+    """The plan ``_plan`` makes, from what the tools alone decide (made once for the same
+    tools, ``model.tool_set``), and the other places' fixes; None when another place names
+    a tool not offered (its name takes part in every alias: ``_plan`` plans it whole) or
+    another fix rewrites a tool's place."""
+    tools = tool_set(view.tools)
+    if keep and not keep.isdisjoint(tools.wheres):
+        return None
+    made = tools.remembered(("plan_aliases", rule.id), rule)
+    if made is None:
+        alone = _plan(RequestView(view.api, tools=view.tools), rule, frozenset())
+        offered = [t.name for t in view.tools if t.kind != "builtin" and t.namespace is None]
+        aliased = {name: alias for alias, name in alone.aliases.items()}
+        made = _ToolsPlan(
+            {name: aliased.get(name) for name in offered},
+            tuple(alone.fixes),
+            tuple(alone.skipped),
+            alone.aliases,
+        )
+        tools.remember(("plan_aliases", rule.id), rule, made)
+    alias_of = made.alias_of
+    fixes = list(made.fixes)
+    for ref in (*(r for c in view.choices for r in c.names if r.name in alias_of), *view.history):
+        if not _renamed(ref, keep):
+            continue
+        name = ref.name
+        if name not in alias_of:
+            return None
+        alias = alias_of[name]
         if alias is not None:
-            key = (ref.where, ref.name, alias)
-            fix = _fixes.get(key)
-            if fix is None:
-                if len(_fixes) >= _MAX_REMEMBERED:
-                    _fixes.clear()
-                fix = _fixes[key] = Fix(ref.where, ref.name, alias, ALIAS_REWRITE)
-            fixes.append(fix)
-    plan.aliases = {alias: name for name, alias in aliased.items()}
-    return plan
+            fixes.append(_fix_at(ref.where, name, alias))
+    return AliasPlan(fixes, dict(made.aliases), list(made.skipped))
 
 
 def _pattern(aliases: frozenset[str]) -> re.Pattern:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
+from operator import attrgetter
 from typing import Literal
 from typing import NamedTuple
 
@@ -71,6 +72,73 @@ class NameRef:
     @property
     def path(self) -> str:
         return format_path(self.where)
+
+
+_NAME = attrgetter("name")
+_WHERE = attrgetter("where")
+_KIND = attrgetter("kind")
+_NAMESPACE = attrgetter("namespace")
+
+
+class ToolSet:
+    """A request's tools as what they are, name, place, kind and namespace of each, and
+    what the checks and fix mode made of them alone (``derived``, by the caller's key). An
+    agent sends the same tools with every request: fix mode's findings and aliases for its
+    tools are made once, where they cost a Python step per tool every time."""
+
+    __slots__ = ("names", "wheres", "kinds", "namespaces", "derived")
+
+    def __init__(self, names: tuple, wheres: tuple, kinds: tuple, namespaces: tuple) -> None:
+        self.names = names
+        self.wheres = wheres
+        self.kinds = kinds
+        self.namespaces = namespaces
+        # Immutable values only (tuples, frozen records): every request with these tools
+        # shares them. Keyed by what made them and the rule's id, holding the rule itself.
+        self.derived: dict[tuple, tuple] = {}
+
+    def remembered(self, key: tuple, rule: object) -> object | None:
+        """What ``derived`` holds under ``key`` for this very ``rule`` object, or None."""
+        entry = self.derived.get(key)
+        return entry[1] if entry is not None and entry[0] is rule else None
+
+    def remember(self, key: tuple, rule: object, value: object) -> None:
+        if len(self.derived) >= _MAX_DERIVED:
+            self.derived.clear()  # bounded: more rules than any deployment uses
+        self.derived[key] = (rule, value)
+
+
+def tool_set(tools: list[NameRef]) -> ToolSet:
+    """The ``ToolSet`` of ``tools``, the one remembered when the same names sit at the same
+    places with the same kinds and namespaces (read in C: no Python step per tool)."""
+    names = tuple(map(_NAME, tools))
+    wheres = tuple(map(_WHERE, tools))
+    kinds = tuple(map(_KIND, tools))
+    namespaces = tuple(map(_NAMESPACE, tools))
+    global _tools_held
+    known = _tool_sets.get(names)
+    if known is not None:
+        if known.wheres == wheres and known.kinds == kinds and known.namespaces == namespaces:
+            return known
+        # The same names elsewhere: what was made of the old places is dropped, not reused.
+        del _tool_sets[names]
+        _tools_held -= len(names)
+    # Bounded by tools held (what each holds grows with its tools): a client sending ever
+    # new tools pushes the oldest out.
+    while _tool_sets and (
+        len(_tool_sets) >= _MAX_TOOL_SETS or _tools_held + len(names) > _MAX_TOOLS_HELD
+    ):
+        _tools_held -= len(_tool_sets.pop(next(iter(_tool_sets))).names)
+    known = _tool_sets[names] = ToolSet(names, wheres, kinds, namespaces)
+    _tools_held += len(names)
+    return known
+
+
+_tool_sets: dict[tuple, ToolSet] = {}
+_tools_held = 0
+_MAX_TOOL_SETS = 64
+_MAX_TOOLS_HELD = 8192
+_MAX_DERIVED = 32
 
 
 @dataclass(frozen=True, slots=True)

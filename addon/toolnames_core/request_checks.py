@@ -11,6 +11,7 @@ from toolnames_core.model import Choice
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
+from toolnames_core.model import tool_set
 from toolnames_core.names import describe_name
 from toolnames_core.names import quote_name
 from toolnames_core.rules import NameRule
@@ -57,6 +58,17 @@ def check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
     names = [tool.name for tool in view.tools if tool.kind != "builtin"]
     if all(map(valid_name_pattern(rule).fullmatch, names)) and len(set(names)) == len(names):
         return []
+    # The findings depend on the tools and the rule alone, and an agent sends the same
+    # tools with every request: made once (findings are immutable; the list is new).
+    tools = tool_set(view.tools)
+    found = tools.remembered(("check_tools", rule.id), rule)
+    if found is None:
+        found = tuple(_check_tools(view, rule))
+        tools.remember(("check_tools", rule.id), rule, found)
+    return list(found)
+
+
+def _check_tools(view: RequestView, rule: NameRule) -> list[Finding]:
     findings = []
     seen: dict[str, list[str]] = defaultdict(list)
     valid = valid_name_pattern(rule).fullmatch

@@ -22,11 +22,15 @@ from tests.testkit import response_api
 from tests.testkit import response_body
 from toolnames_core import Exchange
 from toolnames_core import bodies
+from toolnames_core.aliases import AliasPlan
 from toolnames_core.aliases import FragmentRestorer
 from toolnames_core.aliases import Restorer
 from toolnames_core.aliases import alias_for
+from toolnames_core.aliases import plan_aliases
 from toolnames_core.formats import FORMATS
 from toolnames_core.framings import rewriter_for
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
 from toolnames_core.rules import RULES
 from toolnames_core.rules import valid_name_pattern
 from toolnames_core.streams import StreamTap
@@ -311,6 +315,48 @@ def test_the_same_request_renamed_again_is_renamed_alike():
         alias_for("e.f", OPENAI): "e.f",
     }
     assert other.restorer.pattern.pattern != first.restorer.pattern.pattern
+
+
+def plan(request: bytes, rule: str = "openai", keep: set = frozenset()) -> AliasPlan:
+    view, _ = bodies.read_request(request, FORMATS["openai-chat"])
+    return plan_aliases(view, RULES[rule], keep)
+
+
+def test_what_the_tools_decide_is_made_once_and_never_served_stale():
+    # The tools' aliases and fixes are remembered for the same tools (model.tool_set): the
+    # same tools under another rule, at other places, or with a history that names a tool
+    # they do not offer (which takes part in every alias) must be planned as made afresh.
+    tools = ["a.b", "c.d"]
+    first = plan(chat_request(tools, history=["a.b"]))
+    assert [f.path for f in first.fixes] == [
+        "tools[0].function.name",
+        "tools[1].function.name",
+        "messages[1].tool_calls[0].function.name",
+    ]
+    first.fixes.clear()  # a caller may change what it got; the next plan is its own
+    first.aliases.clear()
+    again = plan(chat_request(tools, history=["a.b"]))
+    assert [f.new for f in again.fixes] == [alias_for(n, OPENAI) for n in ["a.b", "c.d", "a.b"]]
+    assert again.aliases == {alias_for(n, OPENAI): n for n in tools}
+    # The history sends, as a valid name of its own, what "a.b" would be aliased to.
+    taken = alias_for("a.b", OPENAI)
+    clash = plan(chat_request(tools, history=[taken]))
+    assert clash.fixes[0].new == alias_for("a.b", OPENAI, digest_len=16)
+    assert [f.path for f in clash.fixes] == ["tools[0].function.name", "tools[1].function.name"]
+    assert plan(chat_request(tools, history=["a.b"]), "gemini").fixes == []  # dots are fine
+    assert plan(chat_request(tools), "cohere").fixes[0].new == alias_for("a.b", RULES["cohere"])
+    legacy = json.dumps({"functions": [{"name": n} for n in tools]}).encode()
+    assert [f.path for f in plan(legacy).fixes] == ["functions[0].name", "functions[1].name"]
+    twice = plan(chat_request(["a.b", "a.b"]))
+    assert (twice.fixes, [s.name for s in twice.skipped]) == ([], ["a.b"])
+    twice.skipped.clear()
+    assert [s.name for s in plan(chat_request(["a.b", "a.b"])).skipped] == ["a.b"]
+
+
+def test_a_place_another_fix_rewrites_is_not_aliased_even_when_its_tools_are_known():
+    view = RequestView("openai-chat", tools=[NameRef("a.b", ("tools", 0, "function", "name"))])
+    assert len(plan_aliases(view, OPENAI).fixes) == 1
+    assert plan_aliases(view, OPENAI, {("tools", 0, "function", "name")}).fixes == []
 
 
 def test_a_wrappers_arguments_are_ambiguous_only_where_a_recipient_name_may_go_on():

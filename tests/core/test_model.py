@@ -8,6 +8,7 @@ from toolnames_core.model import RequestView
 from toolnames_core.model import SkippedFix
 from toolnames_core.model import count_text
 from toolnames_core.model import format_path
+from toolnames_core.model import tool_set
 
 
 @pytest.mark.parametrize(
@@ -72,3 +73,43 @@ def test_a_path_rendered_again_is_rendered_alike(monkeypatch):
     for _ in range(2):
         assert [format_path(w) for w in paths] == [f"tools[{i}].function.name" for i in range(5)]
     assert len(model._shown_paths) <= 2  # bounded
+
+
+def test_the_same_tools_are_one_tool_set_and_any_other_place_kind_or_namespace_another(
+    monkeypatch,
+):
+    from toolnames_core import model
+
+    monkeypatch.setattr(model, "_tool_sets", {})
+    monkeypatch.setattr(model, "_tools_held", 0)
+
+    def tools(*refs: tuple) -> list[NameRef]:
+        return [NameRef(name, where, kind, space) for name, where, kind, space in refs]
+
+    one = ("a", ("tools", 0), "function", None)
+    known = tool_set(tools(one))
+    known.remember(("check", "openai"), rule := object(), ("made",))
+    assert tool_set(tools(one)) is known  # new refs, the same tools
+    assert known.remembered(("check", "openai"), rule) == ("made",)
+    assert known.remembered(("check", "openai"), object()) is None  # another rule, same id
+    for other in (
+        ("a", ("tools", 1), "function", None),
+        ("a", ("tools", 0), "builtin", None),
+        ("a", ("tools", 0), "function", "space"),
+    ):
+        fresh = tool_set(tools(other))
+        assert fresh is not known and not fresh.derived
+        assert tool_set(tools(other)) is fresh
+
+
+def test_tool_sets_are_bounded_by_the_tools_they_hold(monkeypatch):
+    from toolnames_core import model
+
+    monkeypatch.setattr(model, "_tool_sets", {})
+    monkeypatch.setattr(model, "_tools_held", 0)
+    monkeypatch.setattr(model, "_MAX_TOOLS_HELD", 10)
+    for i in range(20):
+        tool_set([NameRef(f"t{i}.{j}", ("tools", j)) for j in range(4)])
+        assert model._tools_held == sum(len(t.names) for t in model._tool_sets.values()) <= 10
+    tool_set([NameRef(f"t{j}", ("tools", j)) for j in range(12)])  # more than it holds: kept
+    assert list(model._tool_sets) == [tuple(f"t{j}" for j in range(12))]

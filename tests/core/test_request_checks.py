@@ -1,5 +1,6 @@
 """Findings for a request (checks.py), and the block message built from them (analysis.py)."""
 
+import dataclasses
 import json
 
 import pytest
@@ -535,6 +536,31 @@ def test_a_request_sent_again_gets_the_same_findings_each_under_its_own_rule_and
     assert findings(moved)[0].message.startswith("tools[1].function.name 'get.weather'")
     assert findings(body, "gemini") == []  # gemini allows dots
     assert [f.rule for f in findings(body, "azure")] == ["azure", "azure"]
+
+
+def test_the_tools_findings_are_made_once_for_the_same_tools_and_never_served_stale():
+    # A request's tools' findings are remembered for the same names at the same places
+    # (model.tool_set), per rule object: the same names elsewhere, or under another rule of
+    # the same id, get their own; and each request gets a list of its own.
+    body = {"tools": [fn("get.weather"), fn("get.weather")]}
+    first = findings(body)
+    first.clear()  # a caller may change its list (exchange._note_skipped does)
+    assert [(f.code, f.path) for f in findings(body)] == [
+        ("name-invalid-chars", "tools[0].function.name"),
+        ("name-invalid-chars", "tools[1].function.name"),
+        ("name-duplicate", "tools[1].function.name"),
+    ]
+    legacy = {"functions": [{"name": "get.weather"}, {"name": "get.weather"}]}
+    assert [f.path for f in findings(legacy)] == [
+        "functions[0].name",
+        "functions[1].name",
+        "functions[1].name",
+    ]
+    assert [f.severity for f in findings(body, "deepseek")][-1] == "error"  # rejects duplicates
+    lenient = dataclasses.replace(RULES["openai"], chars="a-z.")
+    assert check_request(read_request(body), lenient, openai_chat.FORMAT)[0].code == (
+        "name-duplicate"
+    )
 
 
 @pytest.mark.parametrize(
