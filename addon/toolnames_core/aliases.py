@@ -211,16 +211,30 @@ def _plan_with_tools(view: RequestView, rule: NameRule, keep: set) -> AliasPlan 
         tools.remember(("plan_aliases", rule.id), rule, made)
     alias_of = made.alias_of
     fixes = list(made.fixes)
-    for ref in (*(r for c in view.choices for r in c.names if r.name in alias_of), *view.history):
-        if not _renamed(ref, keep):
-            continue
-        name = ref.name
-        if name not in alias_of:
-            return None
-        alias = alias_of[name]
-        if alias is not None:
-            fixes.append(_fix_at(ref.where, name, alias))
+    chosen = [r for c in view.choices for r in c.names if r.name in alias_of]
+    # A long conversation holds thousands of calls: _renamed and _fix_at inline, each call
+    # a step or two (its fix is remembered at its place, as _fix_at remembers it).
+    known = _fixes
+    append = fixes.append
+    for refs in (chosen, view.history):
+        for ref in refs:
+            if ref.kind == "builtin" or ref.namespace is not None:
+                continue
+            where = ref.where
+            if keep and where in keep:
+                continue
+            name = ref.name
+            alias = alias_of.get(name, _UNOFFERED)
+            if alias is None:
+                continue
+            if alias is _UNOFFERED:
+                return None
+            fix = known.get((where, name, alias))
+            append(fix if fix is not None else _fix_at(where, name, alias))
     return AliasPlan(fixes, dict(made.aliases), list(made.skipped))
+
+
+_UNOFFERED = ""  # no alias is empty
 
 
 def _pattern(aliases: frozenset[str]) -> re.Pattern:

@@ -167,10 +167,16 @@ def check_history(view: RequestView, rule: NameRule) -> list[Finding]:
     findings = []
     valid = valid_name_pattern(rule).fullmatch
     said = _remembered(rule)
+    # A conversation calls the same few tools over and over: each name is matched once.
+    judged: dict[str, bool] = {}
     for ref in view.history:
-        if valid(ref.name):
+        name = ref.name
+        ok = judged.get(name)
+        if ok is None:
+            ok = judged[name] = valid(name) is not None
+        if ok:
             continue
-        key = ("history", ref.where, ref.name)
+        key = ("history", ref.where, name)
         found = said.get(key)
         if found is None:
             found = said[key] = ()
