@@ -129,7 +129,15 @@ def check_choices(
         listed = choice_lists.get(choice.where[0]) if choice_lists else None
         tools = view.tools
         if listed is not None:
-            tools = [t for t in view.tools if t.where[0] == listed]
+            if choice.names and choice.mode != "none":
+                tools = [t for t in view.tools if t.where[0] == listed]
+            elif any(t.where[0] == listed for t in view.tools):
+                # "auto" and the like name no tool: whether the list offers one is all
+                # they need, and it is the first tool nearly always (a list costs a step
+                # per tool, in every mode).
+                continue
+            else:
+                tools = []
         if not tools:
             if choice.mode == "none" and choice.where[0] not in none_needs_tools:
                 continue
