@@ -19,7 +19,6 @@ predicted (``verdicts.py``); an accepted request is weighed too.
 from __future__ import annotations
 
 import dataclasses
-import operator
 from typing import TYPE_CHECKING
 
 from toolnames_core import bodies
@@ -54,10 +53,6 @@ from toolnames_core.streams import StreamTap
 if TYPE_CHECKING:
     # For the annotation only: the record stands above the exchange it is made from.
     from toolnames_core.record import FlowRecord
-
-_NAME = operator.attrgetter("name")
-_NAMESPACE = operator.attrgetter("namespace")
-_NAMESPACE_NAME = operator.methodcaller("startswith", "namespace:")
 
 __all__ = ["SIGNED_SKIP", "SIGNED_WORKAROUNDS", "UNRECORDED_ANSWER", "Exchange", "inspect_exchange"]
 
@@ -264,10 +259,11 @@ class Exchange:
         rule: fix mode leaves them as sent, and says so, since a call names the namespace
         and the tool apart and toolnames does not give such a pair back."""
         tools = view.tools
-        # Only the Responses API has namespaces: most requests hold none, which C settles
-        # without a Python step per tool (a renamed request holds a finding per tool too).
-        if set(map(_NAMESPACE, tools)) <= {None} and not any(
-            map(_NAMESPACE_NAME, map(_NAME, tools))
+        # Only the Responses API has namespaces: most requests hold none, settled in a step or
+        # two per tool, where every finding (a renamed request holds one per tool) was sifted.
+        # A name that merely holds "\0namespace:" takes the exact way below.
+        if {t.namespace for t in tools} <= {None} and "\0namespace:" not in "\0" + "\0".join(
+            [t.name for t in tools]
         ):
             return []
         places = {

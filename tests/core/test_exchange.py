@@ -237,3 +237,14 @@ def test_fix_mode_says_it_left_the_names_of_a_responses_namespace_as_sent():
     for finding in exchange.request_findings:
         assert "; not fixed: " in finding.message
         assert "does not rename names in a Responses namespace" in finding.message
+
+
+@pytest.mark.parametrize("names", [["namespace:x.y", "a.b"], ["a.b", "namespace:x.y"]])
+def test_a_tool_named_like_a_namespace_is_said_to_be_left_wherever_it_sits(names):
+    # _namespaced_left returns early when no tool can be in a namespace: a name that starts
+    # with "namespace:", first or last, must still be seen (as it was before the shortcut).
+    tools = [{"type": "function", "function": {"name": n}} for n in names]
+    exchange = Exchange(FORMATS["openai-chat"], RULES["openai"])
+    exchange.check_request(json.dumps({"messages": [], "tools": tools}).encode(), fix=True)
+    path = f"tools[{names.index('namespace:x.y')}].function.name"
+    assert [(s.path, s.name) for s in exchange.fix_skipped] == [(path, "x.y")]
