@@ -183,10 +183,11 @@ class _ToolsPlan:
     """The plan of a request whose every other renamed place names an offered tool: its
     tools alone decide every alias then (``_plan`` of the tools alone)."""
 
+    # Shared by every request with these tools: alias_of is only read, aliases copied.
     alias_of: dict[str, str | None]  # every offered name -> its alias; None: sent as it is
     fixes: tuple[Fix, ...]  # the tools' own places
     skipped: tuple[SkippedFix, ...]
-    aliases: dict[str, str]  # alias -> the app's name; copied for each plan
+    aliases: dict[str, str]  # alias -> the app's name
 
 
 def _plan_with_tools(view: RequestView, rule: NameRule, keep: set) -> AliasPlan | None:

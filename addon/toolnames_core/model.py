@@ -86,8 +86,10 @@ class ToolSet:
         self.wheres = wheres
         self.kinds = kinds
         self.namespaces = namespaces
-        # Immutable values only (tuples, frozen records): every request with these tools
-        # shares them. Keyed by what made them and the rule's id, holding the rule itself.
+        # Values no caller changes (tuples, frozen records, dicts only read or copied): every
+        # request with these tools shares them. Keyed by what made them and the rule's id,
+        # holding the rule itself (a frozen rule hashes every field; another of the same id
+        # replaces it).
         self.derived: dict[tuple, tuple] = {}
 
     def remembered(self, key: tuple, rule: object) -> object | None:
