@@ -125,13 +125,9 @@ class StreamTap:
         elif chunk and self.coding is None:
             self._read(lambda: self.decoder.feed(chunk))
         self.ended = not chunk
-        rewriter = self.rewriter
-        if rewriter is None:
+        if self.rewriter is None:
             return chunk
-        out = rewriter(chunk)
-        if rewriter.failure and not self.failure:
-            self.failure = rewriter.failure
-        return out
+        return self._rewrite(chunk)
 
     def pieces(self, chunk: bytes) -> list[bytes]:
         """The tap as mitmproxy's ``response.stream``: what goes on for ``chunk``, as a list.
