@@ -104,7 +104,6 @@ class _Made:
         "fix_entries",
         "fixed",
         "fixes",
-        "renamed",
         "renames_text",
         "source",
         "unrepaired",
@@ -116,12 +115,11 @@ class _Made:
         self.findings: list[Finding] = []
         self.finding_entries: list[dict] = []
         # Of the record's fixes (``keyed``): their metadata entries, the places fix mode
-        # rewrote, each aliased name, and the findings those places leave standing (of the
-        # findings ``unrepaired_of``), each made when first asked for.
+        # rewrote, what the comment says of them, and the findings those places leave
+        # standing (of the findings ``unrepaired_of``), each made when first asked for.
         self.fixes: list[RecordedFix] | None = None
         self.fix_entries: list[dict] | None = None
         self.fixed: set | None = None
-        self.renamed: dict[str, tuple[str, int]] | None = None
         self.renames_text: tuple[str, ...] | None = None
         self.unrepaired_of: list[Finding] | None = None
         self.unrepaired: list[Finding] = []
@@ -129,7 +127,7 @@ class _Made:
     def keyed(self, fixes: list[RecordedFix]) -> _Made:
         """Itself, holding what is made of ``fixes`` (nothing yet, if they are other fixes)."""
         if self.fixes is not fixes:
-            self.fixes, self.fix_entries, self.fixed, self.renamed = fixes, None, None, None
+            self.fixes, self.fix_entries, self.fixed = fixes, None, None
             self.renames_text = None
             self.unrepaired_of, self.unrepaired = None, []
         return self
@@ -532,17 +530,11 @@ class FlowRecord:
 
     @property
     def renamed(self) -> dict[str, tuple[str, int]]:
-        """Each aliased name: (its alias, at how many places). Not to be changed: it is kept
-        for the next record of the flow."""
-        made = self.made.keyed(self.fixes) if self.made is not None else None
-        if made is not None and made.renamed is not None:
-            return made.renamed
+        """Each aliased name: (its alias, at how many places)."""
         renamed: dict[str, tuple[str, int]] = {}
         for f in self.fixes:
             if f.rewrite == ALIAS_REWRITE:
                 renamed[f.old] = (f.new, renamed.get(f.old, ("", 0))[1] + 1)
-        if made is not None:
-            made.renamed = renamed
         return renamed
 
     def fixes_text(self) -> str:
