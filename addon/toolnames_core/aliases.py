@@ -247,10 +247,14 @@ def _pattern(aliases: frozenset[str]) -> re.Pattern:
         names = "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True))
         # Aliases are ASCII letters, digits, "_" and "-": JSON writes them as they are.
         # OpenAI's parallel wrapper names its calls inside its arguments, a JSON string, so
-        # there the quotes are escaped.
+        # there the quotes are escaped. The pattern starts with the literal ``name`` and looks
+        # behind it for the key's opening quote: re then finds each candidate with a fast
+        # literal search, where a pattern opening on a choice tries every quote of the event
+        # (7 us against 0.7 us for a 265-byte event naming a tool, issue 25).
+        alias = b"(functions\\.)?(" + names.encode() + b")"
         pattern = re.compile(
-            rb'("(?:name|recipient_name)"\s*:\s*")(functions\.)?(' + names.encode() + rb')(")'
-            rb'|(\\"recipient_name\\"\s*:\s*\\")(functions\.)?(' + names.encode() + rb')(\\")'
+            rb'name(?:(?:(?<="name)|(?<="recipient_name))("\s*:\s*")' + alias + rb'(")'
+            rb'|(?<=\\"recipient_name)(\\"\s*:\s*\\")' + alias + rb'(\\"))'
         )
         if len(_patterns) >= _MAX_PATTERNS:
             _patterns.clear()
@@ -260,6 +264,17 @@ def _pattern(aliases: frozenset[str]) -> re.Pattern:
 
 _patterns: dict[frozenset[str], re.Pattern] = {}
 _MAX_PATTERNS = 64
+
+
+def _json_text(name: str, escaped: bool) -> bytes:
+    """``name`` as a JSON string's content, ASCII-escaped so that any framing stays valid;
+    ``escaped``: inside another JSON string (a wrapper's arguments), escaped once more."""
+    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
+        return name.encode()  # what json.dumps writes of it, either way, without its steps
+    text = json.dumps(name)[1:-1]
+    if escaped:
+        text = json.dumps(text)[1:-1]
+    return text.encode()
 
 
 class Restorer:
@@ -275,13 +290,10 @@ class Restorer:
     def _original(self, match: re.Match) -> bytes:
         self.restored += 1
         escaped = match[1] is None
-        before, prefix, alias, after = match.groups()[4:] if escaped else match.groups()[:4]
-        # The name as a JSON string's content, ASCII-escaped, so any framing stays valid;
-        # inside the arguments string, escaped once more.
-        original = json.dumps(self.aliases[alias.decode()])[1:-1]
-        if escaped:
-            original = json.dumps(original)[1:-1]
-        return before + (prefix or b"") + original.encode() + after
+        colon, prefix, alias, after = match.groups()[4:] if escaped else match.groups()[:4]
+        alias = alias.decode()
+        # The match starts at the key's ``name``: its quote (and ``recipient_``) stay put.
+        return b"name" + colon + (prefix or b"") + _json_text(self.aliases[alias], escaped) + after
 
     def __call__(self, data: bytes) -> bytes:
         # Every match holds ``name`` (``"name"`` or ``recipient_name``), and nearly no event of

@@ -282,6 +282,32 @@ names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_siz
 
 
 @settings(max_examples=200, deadline=None)
+@given(names, st.sampled_from([" ", "", "\n  "]))
+def test_a_restorer_gives_back_a_name_under_name_keys_only_written_as_json_writes_it(app, space):
+    # Written out with json.dumps, as the restorer's fast paths must match, in every place a
+    # name is put back, and in keys that only end in "name", where it must not be.
+    alias = "app_tool_0c1d2e3f"
+    sep = f":{space}"
+    arguments = json.dumps(
+        {"tool_uses": [{"recipient_name": f"functions.{alias}"}, {"username": alias}]}
+    )
+    body = (
+        f'{{"name"{sep}"{alias}","recipient_name"{sep}"functions.{alias}",'
+        f'"username"{sep}"{alias}","display_name":"{alias}","arguments":{json.dumps(arguments)}}}'
+    ).encode()
+    as_json = json.dumps(app)[1:-1]
+    want_arguments = arguments.replace(f'"functions.{alias}"', f'"functions.{as_json}"', 1)
+    want = (
+        f'{{"name"{sep}"{as_json}","recipient_name"{sep}"functions.{as_json}",'
+        f'"username"{sep}"{alias}","display_name":"{alias}",'
+        f'"arguments":{json.dumps(want_arguments)}}}'
+    ).encode()
+    restorer = Restorer({alias: app})
+    assert restorer(body) == want
+    assert restorer.restored == 3
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.lists(names, min_size=1, max_size=6, unique=True), st.data())
 def test_restoring_after_renaming_gives_back_the_apps_names_and_every_other_byte(tools, data):
     request = chat_request(tools)
