@@ -69,10 +69,31 @@ META_KEY = "toolnames"
 def header(message: http.Message, name: bytes) -> str:
     """``message.headers.get(name, "")`` for a lower-case ``name``, folded alike."""
     size = len(name)
-    values = [v for k, v in message.headers.fields if len(k) == size and k.lower() == name]
+    return _folded([v for k, v in message.headers.fields if len(k) == size and k.lower() == name])
+
+
+def _folded(values: list[bytes]) -> str:
+    """A field's values as one, as Headers.get folds repeated fields."""
     if not values:
         return ""
     return b", ".join(values).decode("utf-8", "surrogateescape")
+
+
+# What incoming() reads of every request, looked up in one walk of its fields: a walk for
+# each cost as much again as settling a small request without tools (issue 25).
+_INCOMING_FIELDS = frozenset((b"host", b"content-encoding", b"authorization"))
+
+
+_INCOMING_SIZES = frozenset(map(len, _INCOMING_FIELDS))
+
+
+def _incoming_fields(request: http.Request) -> dict[bytes, list[bytes]]:
+    found: dict[bytes, list[bytes]] = {}
+    for name, value in request.headers.fields:
+        # Lowered only at a size one of them has, as header() does: most fields are not.
+        if len(name) in _INCOMING_SIZES and (low := name.lower()) in _INCOMING_FIELDS:
+            found.setdefault(low, []).append(value)
+    return found
 
 
 def client(request: http.Request) -> str | None:
@@ -102,9 +123,12 @@ _clients: dict[tuple[bytes, ...], str | None] = {}
 _MAX_CLIENTS = 1024
 
 
-def content(message: http.Message, strict: bool = False) -> bytes | None:
-    """``message.get_content(strict)``, which reads no further without a content-encoding."""
-    if header(message, b"content-encoding"):
+def content(
+    message: http.Message, strict: bool = False, encoding: str | None = None
+) -> bytes | None:
+    """``message.get_content(strict)``, which reads no further without a content-encoding
+    (``encoding``: the message's Content-Encoding, if the caller has read it already)."""
+    if header(message, b"content-encoding") if encoding is None else encoding:
         return message.get_content(strict=strict)
     return message.raw_content
 
@@ -152,20 +176,22 @@ def _with_field(
     return tuple(out)
 
 
-def request_content(message: http.Message, max_body: int) -> tuple[bytes, str | None]:
+def request_content(
+    message: http.Message, max_body: int, encoding: str | None = None
+) -> tuple[bytes, str | None]:
     """The decoded body, or why it cannot be read without changing the flow."""
     if message.raw_content is None:
         return b"", "the body was streamed through the proxy, so it was never held to read"
     if max_body and len(message.raw_content) > max_body:
         return b"", f"the body is {len(message.raw_content)} bytes, over toolnames_max_body"
-    return decoded(message)
+    return decoded(message, encoding)
 
 
-def decoded(message: http.Message) -> tuple[bytes, str | None]:
+def decoded(message: http.Message, encoding: str | None = None) -> tuple[bytes, str | None]:
     """The body without its content-encoding, or why it cannot be decoded: a body mitmproxy
     cannot decode (a corrupt gzip, an unknown coding) is never read as it came."""
     try:
-        return content(message, strict=True) or b"", None
+        return content(message, True, encoding) or b"", None
     except ValueError as e:
         return b"", f"its content-encoding could not be decoded ({e})"
 
@@ -177,13 +203,16 @@ _hosts: dict[str, str] = {}
 _MAX_HOSTS = 1024
 
 
-def host(request: http.Request) -> str:
-    """``request.pretty_host``, remembered for each Host header."""
+def host(request: http.Request, host_field: str | None = None) -> str:
+    """``request.pretty_host``, remembered for each Host header (``host_field``: its value,
+    if the caller has read it already)."""
     # request.host_header, through the quicker lookup above.
+    if host_field is None:
+        host_field = header(request, b"host")
     if request.is_http2 or request.is_http3:
-        authority = request.authority or header(request, b"host")
+        authority = request.authority or host_field
     else:
-        authority = header(request, b"host")
+        authority = host_field
     if not authority:
         return request.host
     found = _hosts.get(authority)
@@ -259,9 +288,13 @@ def incoming(flow: http.HTTPFlow, max_body: int) -> Incoming | None:
     fmt = format_for(request.method, request.path)
     if fmt is None:
         return None
-    content, problem = request_content(request, max_body)
-    signed = signing.signed_by(request)
-    return Incoming(fmt, host(request), request.port, content, problem, mutable(flow), signed)
+    fields = _incoming_fields(request)
+    content, problem = request_content(
+        request, max_body, _folded(fields.get(b"content-encoding", []))
+    )
+    signed = signing.signed_by(request, fields.get(b"authorization", []))
+    at = host(request, _folded(fields.get(b"host", [])))
+    return Incoming(fmt, at, request.port, content, problem, mutable(flow), signed)
 
 
 # A request that carries tools to a path no format claims: why it was not checked (the flow's

@@ -62,9 +62,12 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def signed_by(request: http.Request) -> Signed | None:
-    """The request's AWS SigV4 signature, if it carries one."""
-    authorization = [_text(v) for k, v in request.headers.fields if k.lower() == b"authorization"]
+def signed_by(request: http.Request, authorization: list[bytes] | None = None) -> Signed | None:
+    """The request's AWS SigV4 signature, if it carries one (``authorization``: the values
+    of its Authorization fields, if the caller has read them already)."""
+    if authorization is None:
+        authorization = [v for k, v in request.headers.fields if k.lower() == b"authorization"]
+    authorization = [_text(v) for v in authorization]
     path = request.path
     query = path.partition("?")[2] if "?" in path else ""
     if not authorization and not query:

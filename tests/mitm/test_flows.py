@@ -4,10 +4,12 @@ import gzip
 
 import pytest
 from mitmproxy import http
+from mitmproxy.net import encoding as encoding_module
 from mitmproxy.test import tflow
 
 from toolnames_core import client_label
 from toolnames_mitm import flows as mitm_flows
+from toolnames_mitm import signing
 
 
 @pytest.mark.parametrize(
@@ -57,6 +59,45 @@ def test_hosts_remembered_are_bounded(monkeypatch):
         f.request.headers["Host"] = f"h{i}.example"
         assert mitm_flows.host(f.request) == f"h{i}.example"
     assert len(mitm_flows._hosts) <= mitm_flows._MAX_HOSTS
+
+
+SIGV4 = (
+    b"AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/bedrock/aws4_request, "
+    b"SignedHeaders=host;x-amz-date, Signature=" + b"0" * 64
+)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [],
+        [(b"Host", b"API.OpenAI.com:443"), (b"Authorization", b"Bearer sk-x")],
+        [(b"HOST", b"a.example"), (b"host", b"b.example")],  # folded, as get folds
+        [(b"content-encoding", b"gzip"), (b"Content-Encoding", b"identity")],
+        [(b"Content-Encoding", b"br, gzip")],
+        [(b"authorization", b"Bearer x"), (b"Authorization", SIGV4)],  # the second one signs
+        [(b"Authorization", SIGV4), (b"authorization", b"Bearer x")],  # the first one does
+        [(b"X-Host", b"c.example"), (b"Content-Encodings", b"gzip"), (b"Authorisation", SIGV4)],
+        [(b"Host", "caf\u00e9.example".encode("latin-1"))],  # not UTF-8
+    ],
+)
+def test_incoming_reads_in_one_walk_what_each_lookup_reads(fields):
+    f = tflow.tflow()
+    f.request.method, f.request.path = "POST", "/v1/chat/completions"
+    body = b'{"model": "m", "messages": []}'
+    encoding = http.Headers(fields).get("content-encoding", "")
+    try:
+        raw = encoding_module.encode(body, encoding) if encoding else body
+    except ValueError:
+        raw = body
+    f.request.headers = http.Headers(fields)
+    f.request.raw_content = raw
+    seen = mitm_flows.incoming(f, 0)
+    assert seen.host == mitm_flows.host(f.request) == f.request.pretty_host
+    assert (seen.content, seen.problem) == mitm_flows.request_content(f.request, 0)
+    assert seen.signed == signing.signed_by(f.request)
+    signs = any(k.lower() == b"authorization" and v == SIGV4 for k, v in fields)
+    assert (seen.signed is not None) == signs
 
 
 @pytest.mark.parametrize(
