@@ -5,6 +5,7 @@ is one ``Tracked`` in the addon's one store."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -79,46 +80,51 @@ def _folded(values: list[bytes]) -> str:
     return b", ".join(values).decode("utf-8", "surrogateescape")
 
 
-# What incoming() reads of every request, looked up in one walk of its fields: a walk for
-# each cost as much again as settling a small request without tools (issue 25).
-_INCOMING_FIELDS = frozenset((b"host", b"content-encoding", b"authorization"))
+class _FieldNames(NamedTuple):
+    """Header names looked up together in one walk of a message's fields, lower-case, and
+    their lengths: a field of another length is never lowered (most fields are not wanted)."""
+
+    names: frozenset[bytes]
+    sizes: frozenset[int]
+
+    @classmethod
+    def of(cls, names: Iterable[bytes]) -> _FieldNames:
+        wanted = frozenset(names)
+        return cls(wanted, frozenset(map(len, wanted)))
 
 
-_INCOMING_SIZES = frozenset(map(len, _INCOMING_FIELDS))
-
-
-def _incoming_fields(request: http.Request) -> dict[bytes, list[bytes]]:
+def _field_values(message: http.Message, wanted: _FieldNames) -> dict[bytes, list[bytes]]:
+    """The values of each wanted field the message carries, in order, in one walk."""
     found: dict[bytes, list[bytes]] = {}
-    for name, value in request.headers.fields:
-        # Lowered only at a size one of them has, as header() does: most fields are not.
-        if len(name) in _INCOMING_SIZES and (low := name.lower()) in _INCOMING_FIELDS:
+    for name, value in message.headers.fields:
+        if len(name) in wanted.sizes and (low := name.lower()) in wanted.names:
             found.setdefault(low, []).append(value)
     return found
+
+
+# What incoming() reads of every request, in one walk: a walk for each cost as much again as
+# settling a small request without tools (issue 25).
+_INCOMING_FIELDS = _FieldNames.of((b"host", b"content-encoding", b"authorization"))
 
 
 def client(request: http.Request) -> str | None:
     """The client that sent the request, as its headers tell; None if they don't. Read in
     one walk of the fields, and named once for each set of values: an app sends the same
     client headers with every request, and naming it took a walk per header it asked for."""
-    values: dict[bytes, bytes] = {}
-    for name, value in request.headers.fields:
-        low = name.lower()
-        if low in _CLIENT_FIELDS:
-            values[low] = values[low] + b", " + value if low in values else value
-    key = tuple(values.get(name, b"") for name in _CLIENT_FIELDS)
+    values = _field_values(request, _CLIENT_WANTED)
+    key = tuple(b", ".join(values.get(name, ())) for name in _CLIENT_FIELDS)
     if key in _clients:
         return _clients[key]
     if len(_clients) >= _MAX_CLIENTS:
         _clients.clear()  # a client sending ever new headers: start over
-    seen = {
-        name.decode(): value.decode("utf-8", "surrogateescape") for name, value in values.items()
-    }
+    seen = {name.decode(): _folded(found) for name, found in values.items()}
     label = _clients[key] = client_label(lambda name: seen.get(name, ""))
     return label
 
 
 # The headers client_label reads, as header fields spell them lowered; their values -> the label.
 _CLIENT_FIELDS = tuple(name.encode() for name in CLIENT_HEADERS)
+_CLIENT_WANTED = _FieldNames.of(_CLIENT_FIELDS)
 _clients: dict[tuple[bytes, ...], str | None] = {}
 _MAX_CLIENTS = 1024
 
@@ -288,7 +294,7 @@ def incoming(flow: http.HTTPFlow, max_body: int) -> Incoming | None:
     fmt = format_for(request.method, request.path)
     if fmt is None:
         return None
-    fields = _incoming_fields(request)
+    fields = _field_values(request, _INCOMING_FIELDS)
     content, problem = request_content(
         request, max_body, _folded(fields.get(b"content-encoding", []))
     )
