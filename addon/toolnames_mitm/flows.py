@@ -212,13 +212,11 @@ _MAX_HOSTS = 1024
 def host(request: http.Request, host_field: str | None = None) -> str:
     """``request.pretty_host``, remembered for each Host header (``host_field``: its value,
     if the caller has read it already)."""
-    # request.host_header, through the quicker lookup above.
-    if host_field is None:
-        host_field = header(request, b"host")
-    if request.is_http2 or request.is_http3:
-        authority = request.authority or host_field
-    else:
-        authority = host_field
+    # request.host_header, through the quicker lookup above: an HTTP/2 or 3 request's
+    # :authority first, its Host field only without one (never walked for when not needed).
+    authority = request.authority if request.is_http2 or request.is_http3 else ""
+    if not authority:
+        authority = header(request, b"host") if host_field is None else host_field
     if not authority:
         return request.host
     found = _hosts.get(authority)
