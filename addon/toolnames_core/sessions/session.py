@@ -157,7 +157,7 @@ class Session:
         if from_client:
             return self._client(index, content)
         sent = None
-        if self.restorer is not None and b"name" in content:
+        if self.restorer is not None and content.find(b"name") != -1:
             before = self.restorer.restored
             restored = self.restorer(content)
             if self.restorer.restored > before:
