@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, ir in figures.items():
             per = ir / len(stream_chunks("x")) if name.startswith("stream") else ir
             unit = " per chunk" if name.startswith("stream") else ""
-            line.append(f"{name} {per / 1e6:8.3f} M{unit}")
+            line.append(f"{name} {per / 1e6:8.4f} M{unit}")
         if "loads" in figures and "fix" in figures:
             line.append(f"fix/loads {figures['fix'] / figures['loads']:.2f}x")
         if "stream-observe" in figures and "stream-fix" in figures:
