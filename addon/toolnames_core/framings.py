@@ -512,8 +512,15 @@ FRAMINGS: dict[str, Framing] = {
 }
 
 
+# Every framing's Content-Types: one C test rules out the usual answer (JSON), where asking
+# each framing in turn cost a generator's steps and four calls for every answer.
+_STREAM_TYPES = tuple(t for f in FRAMINGS.values() for t in f.content_types)
+
+
 def framing_for(content_type: str) -> Framing | None:
     """The framing a Content-Type names; None for an answer that is not a stream."""
+    if not content_type.lower().startswith(_STREAM_TYPES):
+        return None
     return next((f for f in FRAMINGS.values() if f.carries(content_type)), None)
 
 

@@ -6,6 +6,8 @@ import json
 import struct
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.testkit import aws_event
 from tests.testkit import aws_stream
@@ -120,6 +122,17 @@ def test_each_framing_is_found_by_its_content_types_whatever_their_case_and_para
 @pytest.mark.parametrize("content_type", ["application/json", "text/plain", "", "text/html"])
 def test_an_answer_that_is_no_stream_has_no_framing(content_type):
     assert framing_for(content_type) is None
+
+
+_TYPES = [t for f in FRAMINGS.values() for t in f.content_types]
+_TYPE_PARTS = _TYPES + [t.upper() for t in _TYPES] + ["; charset=utf-8", "x"]
+
+
+@given(st.lists(st.sampled_from(_TYPE_PARTS) | st.text(max_size=4), max_size=4).map("".join))
+def test_the_framing_of_a_content_type_is_the_first_that_carries_it(content_type):
+    # framing_for rules most answers out by one test of every framing's types at once.
+    first = next((f for f in FRAMINGS.values() if f.carries(content_type)), None)
+    assert framing_for(content_type) is first
 
 
 def test_each_framing_rewrites_with_its_own_rewriter():
