@@ -214,7 +214,9 @@ class _WrapperRestore:
         self.waiting: object = None
 
     def __call__(self, data: bytes) -> bytes:
-        if data.find(b"name") != -1:  # the Restorer's own test, without a call for most events
+        # The Restorer's own test, without a call for most events (find, not in, and the
+        # wrapper's below: docs/performance.md).
+        if data.find(b"name") != -1:
             data = self.rewrite(data)
         if not self.wrappers and (
             data.find(_WRAPPER_TAIL) == -1 or not any(name in data for name in _WRAPPER_NAMES)

@@ -617,6 +617,7 @@ class McpStream:
         if self.broken or self.ended:
             return chunk
         final = not chunk
+        # find, not in: docs/performance.md
         if not final and chunk.find(b"\n") == -1 and chunk.find(b"\r") == -1:
             self.buffer += chunk  # no line ends: no event completes
             if len(self.buffer) > MAX_EVENT_BYTES:

@@ -157,6 +157,7 @@ class Session:
         if from_client:
             return self._client(index, content)
         sent = None
+        # find, not in: docs/performance.md
         if self.restorer is not None and content.find(b"name") != -1:
             before = self.restorer.restored
             restored = self.restorer(content)
