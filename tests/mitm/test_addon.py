@@ -666,8 +666,11 @@ def test_the_reader_in_use_is_said_once_at_start_up(caplog):
             )
         ]
         assert tn.reader is readers.DEFAULT
-        tn.request(chat_flow(MASTRA))
-        assert tn.tracked and all(t.exchange.reader is readers.DEFAULT for t in tn.tracked.values())
+        # Held: tracked is keyed weakly, and a flow no one holds goes with the next collection
+        # (mitmproxy's flows sit in reference cycles), which made this test fail now and then.
+        f = chat_flow(MASTRA)
+        tn.request(f)
+        assert tn.tracked[f].exchange.reader is readers.DEFAULT
 
 
 def test_the_json_reader_can_be_chosen_and_msgspec_insisted_on():
