@@ -3,6 +3,8 @@
 import gzip
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mitmproxy import http
 from mitmproxy.net import encoding as encoding_module
 from mitmproxy.test import tflow
@@ -176,6 +178,28 @@ def test_set_header_sets_what_mitmproxys_setter_sets(fields):
     ours, theirs = http.Headers(fields), http.Headers(fields)
     message = tflow.tflow().request
     message.headers = ours
+    mitm_flows.set_header(message, b"accept-encoding", b"identity")
+    theirs["accept-encoding"] = "identity"
+    assert message.headers.fields == theirs.fields
+
+
+# Fields named like the one set (in any case, any number of times, anywhere), and others.
+_SOME_FIELDS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [b"accept-encoding", b"Accept-Encoding", b"ACCEPT-ENCODING", b"x", b"Host"]
+        ),
+        st.binary(max_size=3),
+    ),
+    max_size=6,
+)
+
+
+@given(fields=_SOME_FIELDS)
+def test_set_header_sets_what_mitmproxys_setter_sets_for_any_fields(fields):
+    theirs = http.Headers(fields)
+    message = tflow.tflow().request
+    message.headers = http.Headers(fields)
     mitm_flows.set_header(message, b"accept-encoding", b"identity")
     theirs["accept-encoding"] = "identity"
     assert message.headers.fields == theirs.fields
