@@ -23,7 +23,8 @@ buffering gateways, replay and mock servers do), each event still written as it 
 its checksum broken or its end cut off (whatever the Accept-Encoding: a broken server).
 A request signed with AWS SigV4 (``Authorization: AWS4-HMAC-SHA256 …``) is answered only if
 its signature holds for a test access key the stand-in knows (sigv4.py), else with AWS's 403.
-Each recorded request also keeps the ``response_body`` bytes the stand-in sent.
+Each recorded request also keeps the ``response_body`` bytes the stand-in sent, as they stood
+when the record was read: read it after the client has read the whole answer.
 
 In-process use::
 
@@ -450,7 +451,8 @@ class StandinProvider:
 
     @property
     def requests(self) -> list[dict]:
-        """Recorded requests: {"method", "path" (with query), "headers" [[name, value]…], "body" bytes}."""
+        """Recorded requests: {"method", "path" (with query), "headers" [[name, value]…], "body"
+        bytes, "response_body" bytes sent so far}: copies, so a stream still being sent is cut."""
         if self._server is None:
             return []
         with self._server.lock:
