@@ -185,11 +185,22 @@ class RateRow:
         """``variant``'s req/s over ``base``'s (best rounds)."""
         return self.best(variant, connections) / self.best(base, connections)
 
+    def per_round(self, variant: str, base: str, connections: int | None = None) -> list[float]:
+        """``variant``'s rate against ``base``'s in each round (both measured in it)."""
+        pairs = zip(self.of(variant, connections).rps, self.of(base, connections).rps, strict=True)
+        return [t / j for t, j in pairs if j]
+
     def paired(self, variant: str, base: str, connections: int | None = None) -> float:
         """The median over rounds of ``variant``'s rate against ``base``'s in the same round:
         steadier than best-of on a busy machine, where rounds drift together."""
-        pairs = zip(self.of(variant, connections).rps, self.of(base, connections).rps, strict=True)
-        return statistics.median(t / j for t, j in pairs if j)
+        return statistics.median(self.per_round(variant, base, connections))
+
+    def spread(self, variant: str, base: str, connections: int | None = None) -> str:
+        """The lowest and highest of the per-round ratios, "0.861-0.974": how far this run's
+        rounds alone move the figure, so that a ratio a few percent from its target can be
+        told from noise by the run that measured it."""
+        ratios = self.per_round(variant, base, connections)
+        return f"{min(ratios):.3f}-{max(ratios):.3f}"
 
 
 def per_connections(row: RateRow) -> str:
@@ -208,10 +219,6 @@ class RpsRow(RateRow):
     @property
     def ratio_to_plain(self) -> float:
         return self.rate_ratio("toolnames", "plain")
-
-    @property
-    def paired_median(self) -> float:
-        return self.paired("toolnames", "json.loads only")
 
     def of_json_only(self, variant: str, connections: int | None = None) -> float | None:
         """``variant``'s req/s over the json.loads-only mitmdump's; None if not measured."""
@@ -259,9 +266,6 @@ class RenamingRow(RateRow):
     def ratio(self, variant: str, connections: int | None = None) -> float:
         """``variant``'s req/s over the naive renaming script's (best rounds)."""
         return self.rate_ratio(variant, NAIVE_RENAMING, connections)
-
-    def paired_median(self, variant: str, connections: int | None = None) -> float:
-        return self.paired(variant, NAIVE_RENAMING, connections)
 
 
 def run_rounds(

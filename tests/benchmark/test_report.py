@@ -130,9 +130,25 @@ def test_each_b_row_shows_req_s_and_cpu_per_request_at_1_and_16_connections():
     assert "Each cell: 1 / 16 client connections." in text
     line = next(x for x in text.splitlines() if x.startswith("| 10 tools |"))
     assert "| 25.0 / 100.0 " in line and "| 22.5 / 90.0 " in line and "| 24.8 / 99.0 " in line
-    assert "| 1.100 / 1.100 (1.100) " in line  # toolnames / json.loads only, both counts
+    assert "| 1.100 / 1.100 (1.100; 1.100-1.100) " in line  # toolnames / json.loads only
     cpu = text.split("mitmdump's CPU per request")[1]
     assert "| 10 tools | 2.00 / 1.00 " in cpu
+
+
+def test_a_b_ratio_shows_the_range_of_its_rounds_beside_their_median():
+    from benchmark.report import report_rps
+    from benchmark.throughput import RpsRow
+
+    rates = {"plain": 100.0, "json.loads only": 90.0, "toolnames": 99.0}
+    row = rate_row(RpsRow, {1: rates, 16: rates})
+    row.rounds[16]["toolnames"].rps = [99.0, 72.0]  # rounds of 1.1 and 0.8 at 16
+
+    part = report_rps([row])
+
+    line = next(x for x in part.text.splitlines() if x.startswith("| 10 tools |"))
+    assert "| 1.100 / 1.100 (0.950; 0.800-1.100) " in line  # the best rounds' ratio stays
+    (observe,) = part.targets
+    assert observe.measured == "1.100 (paired median 0.950, rounds 0.800-1.100; 0.990 of plain)"
 
 
 @pytest.mark.skipif(READERS[0].name != "msgspec", reason="msgspec is not installed")

@@ -35,8 +35,11 @@ def test_the_ratio_takes_the_best_round_of_each_variant_at_the_most_connections(
     # Against json.loads only, the least an addon that reads the tools can cost.
     assert row.ratio == pytest.approx(97 / 95)
     assert row.ratio_to_plain == pytest.approx(0.97)
-    # Round by round: 97/95 and 80/60.
-    assert row.paired_median == pytest.approx((97 / 95 + 80 / 60) / 2)
+    # Round by round: 97/95 and 80/60; their median, and their range as a report shows it.
+    assert row.per_round("toolnames", "json.loads only") == pytest.approx([97 / 95, 80 / 60])
+    assert row.paired("toolnames", "json.loads only") == pytest.approx((97 / 95 + 80 / 60) / 2)
+    assert row.spread("toolnames", "json.loads only") == "1.021-1.333"
+    assert row.spread("toolnames", "json.loads only", 1) == "0.488-0.750"
     assert row.cpu_ms("plain") == pytest.approx(1.0)
     assert row.cpu_ratio == pytest.approx(0.8)
     # One connection is kept apart, and both are shown, fewest first.
