@@ -31,7 +31,7 @@ reads recorded traffic (scripts/bench runs it).
 (e) An MCP server's tools/list answer of 1,000 tools, JSON and SSE, through the MCP hooks in
     process, observe and fix, against json.loads of the answer (no target yet).
 
-    scripts/bench              # ~11 minutes (estimated: (b) is 387 s under load)
+    scripts/bench              # ~12 minutes (estimated: (b) is 450 s under load)
     scripts/bench --quick      # ~2 minutes, rougher figures
     scripts/bench --only a,c   # some parts only
     scripts/bench --mitmdump .venv-mitmproxy11/bin/mitmdump   # (b) and (c) on mitmproxy 11

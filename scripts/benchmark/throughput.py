@@ -40,6 +40,7 @@ __all__ = [
     "FIX_JSON_READER",
     "FIX_MODE",
     "FULL_SCHEDULE",
+    "JSON_ONLY_AGAIN",
     "JSON_ONLY_SCRIPT",
     "JSON_READER",
     "NAIVE_RENAMING",
@@ -75,9 +76,19 @@ def response(flow):
     json.loads(flow.response.content or b"null")
 """
 
+# A second mitmdump running the same json.loads-only script: its rate over the first's is
+# what two processes doing the same work differ by on this machine (an A/A comparison), the
+# noise a ratio of two mitmdumps carries before either addon is judged.
+JSON_ONLY_AGAIN = "json.loads only, again"
 # The addon as it runs (msgspec where it can be imported), and with each other reader.
 JSON_READER = "toolnames, json reader"
-VARIANTS = ("plain", "json.loads only", "toolnames", *([JSON_READER] if len(READERS) > 1 else []))
+VARIANTS = (
+    "plain",
+    "json.loads only",
+    JSON_ONLY_AGAIN,
+    "toolnames",
+    *([JSON_READER] if len(READERS) > 1 else []),
+)
 
 # A reference for fix mode's renaming: what a script that renames with json.loads and
 # json.dumps does, both ways. It aliases every name OpenAI's rule rejects as toolnames does
@@ -414,6 +425,7 @@ def bench_rps(
     variants = [
         Variant("plain", [], {}),
         Variant("json.loads only", [json_only], {}),
+        Variant(JSON_ONLY_AGAIN, [json_only], {}),
         Variant("toolnames", [ADDON_SCRIPT], {}),
         *(
             [Variant(JSON_READER, [ADDON_SCRIPT], {"toolnames_reader": "json"})]

@@ -151,6 +151,25 @@ def test_a_b_ratio_shows_the_range_of_its_rounds_beside_their_median():
     assert observe.measured == "1.100 (paired median 0.950, rounds 0.800-1.100; 0.990 of plain)"
 
 
+def test_the_json_loads_only_mitmdump_against_its_twin_is_shown_beside_the_addon():
+    from benchmark.report import report_rps
+    from benchmark.throughput import JSON_ONLY_AGAIN
+    from benchmark.throughput import RpsRow
+
+    rates = {"plain": 100.0, "json.loads only": 90.0, JSON_ONLY_AGAIN: 85.5, "toolnames": 99.0}
+    row = rate_row(RpsRow, {1: rates, 16: rates})
+
+    part = report_rps([row])
+
+    header = next(x for x in part.text.splitlines() if x.startswith("| body "))
+    assert f"| {JSON_ONLY_AGAIN} / json.loads only (paired median at 16; its rounds) " in header
+    line = next(x for x in part.text.splitlines() if x.startswith("| 10 tools |"))
+    assert "| 0.950 / 0.950 (0.950; 0.950-0.950) " in line
+    (observe,) = part.targets  # judged as before: the twin is the noise shown, not a target
+    assert observe.measured.endswith("; json.loads only against itself 0.950)")
+    assert observe.result == "PASS"
+
+
 @pytest.mark.skipif(READERS[0].name != "msgspec", reason="msgspec is not installed")
 def test_observe_b_targets_are_parity_at_few_tools_and_1_2_with_msgspec_from_100_tools_up():
     from benchmark.report import report_rps
