@@ -116,7 +116,7 @@ def test_the_json_loads_script_parses_the_request_and_the_answer_once_each(monke
 
 
 @pytest.mark.e2e
-def test_a_quick_run_sends_through_three_mitmdumps_without_errors(tmp_path):
+def test_a_quick_run_sends_through_every_mitmdump_of_the_table_without_errors(tmp_path):
     rows = bench_rps(cases(labels_with=["small"]), own_mitmdump(), tmp_path, True, [1, 2])
 
     assert len(rows) == 1 and not rows[0].problems
