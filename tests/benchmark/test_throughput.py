@@ -3,6 +3,7 @@
 import pytest
 
 from benchmark.throughput import JSON_ONLY_SCRIPT
+from benchmark.throughput import RENAMING_VARIANTS
 from benchmark.throughput import VARIANTS
 from benchmark.throughput import RpsRow
 from benchmark.throughput import bench_rps
@@ -173,6 +174,7 @@ def test_a_quick_renaming_run_sends_through_the_naive_script_and_fix_mode_withou
     assert len(rows) == 1 and not rows[0].problems
     measured = [r for by_variant in rows[0].rounds.values() for r in by_variant.values()]
     assert all(len(r.rps) == 2 and min(r.rps) > 0 for r in measured)
+    assert len(measured) == 2 * len(RENAMING_VARIANTS)  # the floor, json.loads only, too
     assert any(t.target.startswith("(b) fix mode, 10 tools") for t in report_renaming(rows).targets)
 
 
