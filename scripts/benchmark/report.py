@@ -12,10 +12,10 @@ from benchmark.streaming import STREAM_TABLES
 from benchmark.streaming import StreamRow
 from benchmark.throughput import FIX_JSON_READER
 from benchmark.throughput import FIX_MODE
+from benchmark.throughput import JSON_ONLY
 from benchmark.throughput import JSON_ONLY_AGAIN
 from benchmark.throughput import JSON_READER
 from benchmark.throughput import NAIVE_RENAMING
-from benchmark.throughput import PARSE_ONLY
 from benchmark.throughput import RENAMING_VARIANTS
 from benchmark.throughput import VARIANTS
 from benchmark.throughput import RateRow
@@ -270,7 +270,7 @@ def _rps_targets(row: RpsRow) -> list[Target]:
     100 tools up, and above 1.0 on the other rows with tools past 10 (the 2 MB conversation:
     issue 17's target, which the restatement leaves as it was)."""
     measured = (
-        f"{row.ratio:.3f} ({_paired(row, 'toolnames', 'json.loads only')}; "
+        f"{row.ratio:.3f} ({_paired(row, 'toolnames', JSON_ONLY)}; "
         f"{row.ratio_to_plain:.3f} of plain"
     )
     if row.measured(JSON_ONLY_AGAIN):  # the noise the ratio carries, beside it
@@ -304,9 +304,7 @@ def _rps_targets(row: RpsRow) -> list[Target]:
 def report_rps(rows: list[RpsRow]) -> Part:
     targets = [target for row in rows for target in _rps_targets(row)]
     variants = list(VARIANTS)
-    ratios = [
-        (v, "json.loads only") for v in (JSON_ONLY_AGAIN, "toolnames", JSON_READER) if v in VARIANTS
-    ]
+    ratios = [(v, JSON_ONLY) for v in (JSON_ONLY_AGAIN, "toolnames", JSON_READER) if v in VARIANTS]
     ratios.append(("toolnames", "plain"))
     return Part(_rate_tables(rows, variants, ratios), targets)
 
@@ -407,8 +405,8 @@ def report_renaming(rows: list[RenamingRow]) -> Part:
         plain = json_reader or FIX_MODE
         # The most any renamer could reach, measured in the same rounds, beside each figure.
         floor = (
-            f"; the floor, json.loads only, {row.ratio(PARSE_ONLY):.3f}"
-            if row.measured(PARSE_ONLY)
+            f"; the floor, json.loads only, {row.ratio(JSON_ONLY):.3f}"
+            if row.measured(JSON_ONLY)
             else ""
         )
         targets.append(

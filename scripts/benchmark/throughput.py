@@ -40,11 +40,11 @@ __all__ = [
     "FIX_JSON_READER",
     "FIX_MODE",
     "FULL_SCHEDULE",
+    "JSON_ONLY",
     "JSON_ONLY_AGAIN",
     "JSON_ONLY_SCRIPT",
     "JSON_READER",
     "NAIVE_RENAMING",
-    "PARSE_ONLY",
     "QUICK_SCHEDULE",
     "RENAMING_SCRIPT",
     "RENAMING_VARIANTS",
@@ -77,6 +77,11 @@ def response(flow):
     json.loads(flow.response.content or b"null")
 """
 
+# The mitmdump running JSON_ONLY_SCRIPT, in both (b) tables. In the observe table it is the
+# least an addon that reads the tools can cost; in the renaming table, on the same bodies and
+# answer in the same rounds, the floor: it parses what a renamer must and renames nothing, so
+# its ratio to the naive renamer is the most a target over the naive renamer can ask.
+JSON_ONLY = "json.loads only"
 # A second mitmdump running the same json.loads-only script: its rate over the first's is
 # what two processes doing the same work differ by on this machine (an A/A comparison), the
 # noise a ratio of two mitmdumps carries before either addon is judged.
@@ -85,7 +90,7 @@ JSON_ONLY_AGAIN = "json.loads only, again"
 JSON_READER = "toolnames, json reader"
 VARIANTS = (
     "plain",
-    "json.loads only",
+    JSON_ONLY,
     JSON_ONLY_AGAIN,
     "toolnames",
     *([JSON_READER] if len(READERS) > 1 else []),
@@ -136,16 +141,11 @@ def response(flow):
     flow.response.content = json.dumps(body).encode()
 """
 NAIVE_RENAMING = "naive renaming"
-# The floor of the renaming table: the json.loads-only script on the same bodies and answer,
-# in the same rounds. It parses what a renamer must parse and renames nothing, so no renamer
-# serves more requests than it; its ratio to the naive renamer is the most a target over the
-# naive renamer can ask.
-PARSE_ONLY = "json.loads only"
 FIX_MODE = "toolnames fix"
 FIX_JSON_READER = "toolnames fix, json reader"
 RENAMING_VARIANTS = (
     NAIVE_RENAMING,
-    PARSE_ONLY,
+    JSON_ONLY,
     FIX_MODE,
     *([FIX_JSON_READER] if len(READERS) > 1 else []),
 )
@@ -232,7 +232,7 @@ class RpsRow(RateRow):
     def ratio(self) -> float:
         """The addon against the least any addon that reads the tools can cost: mitmdump
         with a json.loads-only script (best rounds)."""
-        return self.rate_ratio("toolnames", "json.loads only")
+        return self.rate_ratio("toolnames", JSON_ONLY)
 
     @property
     def ratio_to_plain(self) -> float:
@@ -242,7 +242,7 @@ class RpsRow(RateRow):
         """``variant``'s req/s over the json.loads-only mitmdump's; None if not measured."""
         if not self.measured(variant):
             return None
-        return self.rate_ratio(variant, "json.loads only", connections)
+        return self.rate_ratio(variant, JSON_ONLY, connections)
 
     @property
     def cpu_ratio(self) -> float:
@@ -424,14 +424,20 @@ def run_rows(
     return rows
 
 
+def _json_only_script(workdir: Path) -> Path:
+    """JSON_ONLY_SCRIPT as a file in ``workdir``, for mitmdump's ``-s``."""
+    path = workdir / "json_only.py"
+    path.write_text(JSON_ONLY_SCRIPT)
+    return path
+
+
 def bench_rps(
     chosen: list[Case], binary: Path, workdir: Path, quick: bool, connections: list[int]
 ) -> list[RpsRow]:
-    json_only = workdir / "json_only.py"
-    json_only.write_text(JSON_ONLY_SCRIPT)
+    json_only = _json_only_script(workdir)
     variants = [
         Variant("plain", [], {}),
-        Variant("json.loads only", [json_only], {}),
+        Variant(JSON_ONLY, [json_only], {}),
         Variant(JSON_ONLY_AGAIN, [json_only], {}),
         Variant("toolnames", [ADDON_SCRIPT], {}),
         *(
@@ -445,9 +451,9 @@ def bench_rps(
     def line(row: RpsRow) -> str:
         return (
             f"(b) {row.case.label:<16} req/s {per_connections(row)}: "
-            + "  ".join(f"{v} {row.rates(v)}" for v in ("plain", "json.loads only", "toolnames"))
+            + "  ".join(f"{v} {row.rates(v)}" for v in ("plain", JSON_ONLY, "toolnames"))
             + f"  ratio to json.loads only {row.ratio:.3f}   mitmdump CPU ms/request "
-            + ", ".join(f"{v} {row.cpu_text(v)}" for v in ("plain", "json.loads only", "toolnames"))
+            + ", ".join(f"{v} {row.cpu_text(v)}" for v in ("plain", JSON_ONLY, "toolnames"))
         )
 
     answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
@@ -470,12 +476,11 @@ def bench_renaming(
     (alias,) = {first_alias(body) for body in named.values()}
     script = workdir / "naive_renaming.py"
     script.write_text(RENAMING_SCRIPT)
-    json_only = workdir / "json_only.py"
-    json_only.write_text(JSON_ONLY_SCRIPT)
+    json_only = _json_only_script(workdir)
     fix = {"toolnames_mode": "fix"}
     variants = [
         Variant(NAIVE_RENAMING, [script], {}),
-        Variant(PARSE_ONLY, [json_only], {}),
+        Variant(JSON_ONLY, [json_only], {}),
         Variant(FIX_MODE, [ADDON_SCRIPT], fix),
         *(
             [Variant(FIX_JSON_READER, [ADDON_SCRIPT], {**fix, "toolnames_reader": "json"})]
@@ -489,7 +494,7 @@ def bench_renaming(
             f"(b) fix: {row.case.label:<16} req/s {per_connections(row)}: naive renaming "
             f"{row.rates(NAIVE_RENAMING)}  toolnames fix {row.rates(FIX_MODE)} "
             f"({row.ratio(FIX_MODE):.3f}; the floor, json.loads only, "
-            f"{row.ratio(PARSE_ONLY):.3f})   mitmdump CPU ms/request naive renaming "
+            f"{row.ratio(JSON_ONLY):.3f})   mitmdump CPU ms/request naive renaming "
             f"{row.cpu_text(NAIVE_RENAMING)}, toolnames fix {row.cpu_text(FIX_MODE)}"
         )
 
