@@ -31,7 +31,7 @@ from toolnames_core.encodings import StreamDecoder
 from toolnames_core.encodings import stream_coding
 from toolnames_core.findings import malformed
 from toolnames_core.framings import MAX_EVENT_BYTES
-from toolnames_core.jsonsplice import replace_values
+from toolnames_core.jsonsplice import replace_strings
 from toolnames_core.mcp.checks import accepted
 from toolnames_core.mcp.checks import listed_findings
 from toolnames_core.mcp.lookup import looks_like_alias
@@ -173,7 +173,7 @@ class McpExchange:
         """Judge the calls of a request's messages; ``fix``: send aliases under the
         server's names (``new_body``, ``new_name_header``)."""
         self.fixing = fix
-        replacements: dict[JsonPath, str] = {}
+        replacements: dict[JsonPath, tuple[str, str]] = {}
         for message in messages:
             method = message.method
             single = method is not None and len(messages) == 1
@@ -189,13 +189,12 @@ class McpExchange:
                 self._call(message, len(messages) == 1, fix, replacements)
         if replacements:
             try:
-                text = content.decode("utf-8")
-                self.new_body = replace_values(text, replacements).encode("utf-8")
+                self.new_body = replace_strings(content, replacements)
             except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
                 # The request goes on as the client sent it, header included.
                 self.fix_skipped += [
                     SkippedFix(format_path(where), name, f"was sent as it was: {e}")
-                    for where, name in replacements.items()
+                    for where, (_, name) in replacements.items()
                 ]
                 self.fixes = []
                 self.new_name_header = None
@@ -212,7 +211,13 @@ class McpExchange:
             )
         )
 
-    def _call(self, message: Message, alone: bool, fix: bool, replacements: dict) -> None:
+    def _call(
+        self,
+        message: Message,
+        alone: bool,
+        fix: bool,
+        replacements: dict[JsonPath, tuple[str, str]],
+    ) -> None:
         params = message.value.get("params")
         if not isinstance(params, dict) or not isinstance(params.get("name"), str):
             self.request_findings.append(
@@ -245,7 +250,7 @@ class McpExchange:
                 )
             )
         if fix and original is not None:
-            replacements[where] = original
+            replacements[where] = (name, original)
             self.fixes.append(Fix(where, name, original, UNALIAS_REWRITE))
             if alone and self.name_header and parse_header_name(self.name_header) == name:
                 self.new_name_header = header_value(original)
@@ -356,26 +361,31 @@ class McpExchange:
             )
         )
 
-    def _spliced(self, content: bytes, replacements: dict[JsonPath, str]) -> bytes | None:
+    def _spliced(
+        self, content: bytes, replacements: dict[JsonPath, tuple[str, str]]
+    ) -> bytes | None:
         try:
-            return replace_values(content.decode("utf-8"), replacements).encode("utf-8")
+            return replace_strings(content, replacements)
         except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
             self.keep_as_sent(replacements, str(e))
             return None
 
-    def keep_as_sent(self, replacements: dict, why: str) -> None:
+    def keep_as_sent(self, replacements: dict[JsonPath, tuple[str, str]], why: str) -> None:
         """The answer could not be changed: it goes on as it came, and the record says so."""
         prefix = set(replacements)
         self.fixes = [f for f in self.fixes if f.where not in prefix]
         self.fix_skipped += [
             SkippedFix(format_path(where), alias, f"was not listed: {why}")
-            for where, alias in replacements.items()
+            for where, (_, alias) in replacements.items()
         ]
 
-    def judge_answers(self, messages: list[Message], prefix: JsonPath, fix: bool) -> dict:
+    def judge_answers(
+        self, messages: list[Message], prefix: JsonPath, fix: bool
+    ) -> dict[JsonPath, tuple[str, str]]:
         """Judge the answers among ``messages``; the renames fix mode makes, by path
-        (relative to the messages' own text)."""
-        replacements: dict[JsonPath, str] = {}
+        (relative to the messages' own text): (the name as listed, its alias), as
+        ``replace_strings`` takes them."""
+        replacements: dict[JsonPath, tuple[str, str]] = {}
         for message in messages:
             if not message.is_response:
                 continue
@@ -395,7 +405,7 @@ class McpExchange:
 
     def _listing(
         self, message: Message, result: dict, continued: bool, prefix: JsonPath, fix: bool
-    ) -> dict:
+    ) -> dict[JsonPath, tuple[str, str]]:
         tools = result.get("tools")
         where = (*message.where, "result", "tools")
         if not isinstance(tools, list):
@@ -435,7 +445,7 @@ class McpExchange:
             seen.add(name)
             places.append((at, name))
         self.listed += names
-        renames: dict[JsonPath, str] = {}
+        renames: dict[JsonPath, tuple[str, str]] = {}
         aliases: dict[str, str] = {}
         if fix:
             taken = {n for n in names if valid(n)} | session.listing
@@ -455,7 +465,7 @@ class McpExchange:
                     )
                     continue
                 aliases[alias] = name
-                renames[at] = alias
+                renames[at] = (name, alias)
                 self.fixes.append(Fix((*prefix, *at), name, alias, ALIAS_REWRITE))
             if aliases:
                 self.state.learn(self.server, aliases)
@@ -687,18 +697,17 @@ class McpStream:
             return raw
         if self.kept is not None:
             self.exchange.keep_as_sent(
-                {("event", index, *where): alias for where, alias in replacements.items()},
+                {("event", index, *where): pair for where, pair in replacements.items()},
                 self.kept,
             )
             return raw
         try:
-            text = replace_values(data.decode("utf-8"), replacements)
-            pieces = text.encode("utf-8").split(b"\n")
+            pieces = replace_strings(data, replacements).split(b"\n")
             if len(pieces) != len(spans):
                 raise ValueError("the event's data lines changed in number")
         except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
             self.exchange.keep_as_sent(
-                {("event", index, *where): alias for where, alias in replacements.items()},
+                {("event", index, *where): pair for where, pair in replacements.items()},
                 str(e),
             )
             return raw

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tests.testkit.strategies import keyed_bodies
 from toolnames_core import codes
 from toolnames_core.aliases import alias_for
+from toolnames_core.jsonsplice import replace_values
 from toolnames_core.mcp import McpExchange
 from toolnames_core.mcp import McpState
 from toolnames_core.mcp import is_mcp_request
@@ -187,6 +188,65 @@ def test_fix_lists_aliases_and_keeps_every_other_byte(content_type):
     assert new == expected
     assert [(f.old, f.new) for f in exchange.fixes] == [(n, alias(n)) for n in NAMES[:3]]
     assert all(len(alias(n)) <= 64 for n in NAMES)
+
+
+# Listed tools whose bytes a search for "name" could misread: each is listed as the walk
+# (replace_values) would splice it, byte for byte.
+AWKWARD_TOOLS = {
+    "a schema property called name, and the name quoted in a description and an enum": (
+        '{"name": "github.create_issue", "description": "call \\"name\\": '
+        '\\"github.create_issue\\"", "inputSchema": {"type": "object", "properties": {"name": '
+        '{"type": "string", "enum": ["github.create_issue"]}}, "required": ["name"]}}'
+    ),
+    "the key spelled with an escape": '{"n\\u0061me": "docs/search", "inputSchema": {}}',
+    "the name spelled with an escape": '{"name": "docs\\/search\\u002ev2", "inputSchema": {}}',
+    "the same name at a member no path leads to": (
+        '{"name": "a.b", "annotations": {"name": "a.b"}, "inputSchema": {}}'
+    ),
+    "a repeated member, read as its last": '{"name": "x.y", "name": "p.q", "inputSchema": {}}',
+    "compact, beyond ASCII": '{"name":"météo.prévision","inputSchema":{}}',
+}
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/event-stream"])
+@pytest.mark.parametrize(
+    "tools",
+    [*AWKWARD_TOOLS.values(), ", ".join(AWKWARD_TOOLS.values())],
+    ids=[*AWKWARD_TOOLS, "all of them in one listing"],
+)
+def test_fix_lists_awkward_listings_as_the_walk_splices_them(tools, content_type):
+    answer = f'{{"jsonrpc": "2.0", "id": 1, "result": {{"tools": [{tools}]}}}}'.encode()
+    exchange = send(McpState(), rpc("tools/list"), fix=True)
+    body = sse(answer) if content_type == "text/event-stream" else answer
+    new = exchange.check_answer(200, content_type, body, fix=True)
+    listed_names = [tool["name"] for tool in json.loads(answer)["result"]["tools"]]
+    walked = replace_values(
+        answer.decode(),
+        {
+            ("result", "tools", i, "name"): alias(n)
+            for i, n in enumerate(listed_names)
+            if n != PLAIN
+        },
+    ).encode()
+    assert new == (sse(walked) if content_type == "text/event-stream" else walked)
+    assert [(f.old, f.new) for f in exchange.fixes] == [(n, alias(n)) for n in listed_names]
+
+
+def test_fix_calls_back_an_alias_its_arguments_also_hold_as_the_walk_splices_it():
+    state = McpState()
+    listed(state, NAMES, fix=True)
+    sent = alias(DOTTED)
+    call = (
+        (
+            '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "SENT", '
+            '"arguments": {"name": "SENT", "note": "\\"name\\": \\"SENT\\""}}}'
+        )
+        .replace("SENT", sent)
+        .encode()
+    )
+    exchange = send(state, call, fix=True)
+    assert exchange.new_body == replace_values(call.decode(), {("params", "name"): DOTTED}).encode()
+    assert json.loads(exchange.new_body)["params"]["arguments"]["name"] == sent
 
 
 def test_fix_calls_an_alias_under_the_servers_name_in_the_body_and_the_header():
