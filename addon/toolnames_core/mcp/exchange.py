@@ -661,7 +661,8 @@ class McpStream:
         if not spans:
             return raw
         data = b"\n".join(raw[s:e] for s, e in spans)
-        if _ENDPOINT_EVENT.search(raw):
+        # The literal first (memchr): the expression looks at every byte of a long event.
+        if raw.find(b"endpoint") != -1 and _ENDPOINT_EVENT.search(raw):
             # HTTP+SSE: the URL the client is to POST to names the session.
             self.sniff = False
             server = endpoint_server(self.exchange.server, data)

@@ -2,6 +2,7 @@
 split anywhere; the Mcp-Name header's two forms."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -121,6 +122,45 @@ def test_events_are_the_same_however_the_stream_is_split(cuts):
     events = all_events(chunks)
     assert b"".join(e.raw for e in events) == STREAM
     assert [e.data for e in events] == [b"", b'{"a":\n1}', b"two", b"three\n"]
+
+
+LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def events_by_expression(buffer: bytes, final: bool) -> tuple[list, int]:
+    """The events as WHATWG's line rules read them, each (raw, [data values]), and the bytes
+    they take, with the line ends a regular expression finds: the oracle for sse_events."""
+    events, start, line, data = [], 0, 0, []
+    for m in LINE_END.finditer(buffer):
+        if m.group() == b"\r" and m.end() == len(buffer) and not final:
+            break
+        if m.start() == line:
+            events.append((buffer[start : m.end()], data))
+            data, start = [], m.end()
+        else:
+            data += data_value(buffer[line : m.start()])
+        line = m.end()
+    if final and start < len(buffer):
+        if line < len(buffer):
+            data += data_value(buffer[line:])
+        events.append((buffer[start:], data))
+        start = len(buffer)
+    return events, start
+
+
+def data_value(line: bytes) -> list[bytes]:
+    name, _, value = line.partition(b":")
+    return [value[1:] if value.startswith(b" ") else value] if name == b"data" else []
+
+
+SSE_PARTS = [b"\r", b"\n", b"\r\n", b"data", b":", b" ", b"x", b"event: endpoint", b"\xc3\xa9"]
+
+
+@given(st.lists(st.sampled_from(SSE_PARTS), max_size=40).map(b"".join), st.booleans())
+def test_events_are_read_by_the_line_rules_whatever_the_line_ends(buffer, final):
+    events, used = sse_events(buffer, final=final)
+    read = [(e.raw, [e.raw[a:b] for a, b in e.data_spans]) for e in events]
+    assert (read, used) == events_by_expression(buffer, final)
 
 
 def test_a_crlf_split_between_its_cr_and_lf_waits():
