@@ -3,6 +3,7 @@ each framing is found by its content type."""
 
 import base64
 import json
+import re
 import struct
 
 import pytest
@@ -26,6 +27,7 @@ from toolnames_core.framings import LineRewriter
 from toolnames_core.framings import NdjsonFramer
 from toolnames_core.framings import SseFramer
 from toolnames_core.framings import framing_for
+from toolnames_core.framings import line_ends
 from toolnames_core.framings import ndjson_error
 from toolnames_core.framings import rewriter_for
 from toolnames_core.framings import stream_exception
@@ -49,6 +51,19 @@ def test_sse_events_are_the_same_however_the_bytes_are_split(newline):
     expected = [b'{"a": 1}', json.dumps({"b": "é"}).encode(), b"[DONE]"]
     for chunks in every_split(raw):
         assert sse_events(chunks) == expected
+
+
+@given(
+    st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"data: x", b"\xc3\xa9"]), max_size=30).map(
+        b"".join
+    ),
+    st.integers(0, 40),
+    st.booleans(),
+)
+def test_line_ends_are_what_the_expression_finds_from_any_start(text, start, mutable):
+    buffer = bytearray(text) if mutable else text
+    expected = [(m.start(), m.end()) for m in re.finditer(rb"\r\n|\r|\n", text[start:])]
+    assert list(line_ends(buffer, start)) == [(a + start, b + start) for a, b in expected]
 
 
 def test_sse_joins_multi_line_data_and_ignores_comments_and_other_fields():

@@ -10,9 +10,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator
 from typing import NamedTuple
 
+from toolnames_core.framings import line_ends
+from toolnames_core.framings import lone_cr_at_end
 from toolnames_core.model import JsonPath
 
 __all__ = [
@@ -173,9 +174,9 @@ def sse_events(buffer: bytes, final: bool = False) -> tuple[list[SseEvent], int]
     start = 0  # where the current event starts
     line = 0  # where the current line starts
     spans: list[tuple[int, int]] = []
-    for at, end in _line_ends(buffer):
-        if end == size and not final and end - at == 1 and buffer[at] == _CR:
-            break  # maybe the first half of a CRLF: wait for the next byte
+    for at, end in line_ends(buffer):
+        if not final and lone_cr_at_end(buffer, at, end):
+            break
         if at == line:  # a blank line ends the event
             events.append(SseEvent(buffer[start:end], _shift(spans, start)))
             spans = []
@@ -189,30 +190,6 @@ def sse_events(buffer: bytes, final: bool = False) -> tuple[list[SseEvent], int]
         events.append(SseEvent(buffer[start:], _shift(spans, start)))
         return events, size
     return events, start
-
-
-_CR = ord("\r")
-
-
-def _line_ends(buffer: bytes) -> Iterator[tuple[int, int]]:
-    """(start, end) of each line end in ``buffer`` in order, CRLF, CR or LF: what
-    ``re.finditer(rb"\r\n|\r|\n", buffer)`` finds, by ``bytes.find`` (memchr) from one line
-    end to the next, where the regular expression looks at every byte in Python's regex
-    engine (a tools/list event of 286 kB on one data line: docs/performance.md, (e))."""
-    find = buffer.find
-    cr = find(b"\r")
-    lf = find(b"\n")
-    while cr != -1 or lf != -1:
-        if cr != -1 and (lf == -1 or cr < lf):
-            if lf == cr + 1:  # CRLF
-                yield cr, lf + 1
-                lf = find(b"\n", lf + 1)
-            else:
-                yield cr, cr + 1
-            cr = find(b"\r", cr + 1)
-        else:
-            yield lf, lf + 1
-            lf = find(b"\n", lf + 1)
 
 
 def _data_line(buffer: bytes, start: int, end: int, spans: list[tuple[int, int]]) -> None:
