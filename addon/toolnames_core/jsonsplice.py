@@ -27,6 +27,10 @@ from operator import itemgetter
 
 from toolnames_core.model import JsonPath
 
+# Fix mode's planned replacements: the string at each path, as its caller read it (old), and
+# what goes there instead (new).
+Replacements = dict[JsonPath, tuple[str, str]]
+
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_CHARS = frozenset(" \t\n\r")
 # json.loads also takes NaN, Infinity and -Infinity, so the splice must read past them too.
@@ -293,9 +297,7 @@ def _key_search(keys: frozenset[str]) -> _KeySearch:
     return found
 
 
-def _found_by_key(
-    body: bytes, replacements: dict[JsonPath, tuple[str, str]]
-) -> list[tuple[int, int, str]] | None:
+def _found_by_key(body: bytes, replacements: Replacements) -> list[tuple[int, int, str]] | None:
     """The byte span and old value of each string to replace in ``body``, JSON in UTF-8,
     found by one search for the member names the paths end in; None where this cannot prove
     it found exactly the paths' values.
@@ -383,7 +385,7 @@ def _found_by_key(
     return spans if dict.__eq__(Counter(found), needed) else None
 
 
-def replace_strings(body: bytes, replacements: dict[JsonPath, tuple[str, str]]) -> bytes:
+def replace_strings(body: bytes, replacements: Replacements) -> bytes:
     """``body``, JSON in UTF-8, with the string at each path, ``old`` as its caller read it,
     replaced by the JSON encoding of ``new``: ``replace_values(body.decode(), {where: new})``
     in UTF-8, byte for byte, found by one search where it can be (``_found_by_key``), by the

@@ -31,6 +31,7 @@ from toolnames_core.encodings import StreamDecoder
 from toolnames_core.encodings import stream_coding
 from toolnames_core.findings import malformed
 from toolnames_core.framings import MAX_EVENT_BYTES
+from toolnames_core.jsonsplice import Replacements
 from toolnames_core.jsonsplice import replace_strings
 from toolnames_core.mcp.checks import accepted
 from toolnames_core.mcp.checks import listed_findings
@@ -173,7 +174,7 @@ class McpExchange:
         """Judge the calls of a request's messages; ``fix``: send aliases under the
         server's names (``new_body``, ``new_name_header``)."""
         self.fixing = fix
-        replacements: dict[JsonPath, tuple[str, str]] = {}
+        replacements: Replacements = {}
         for message in messages:
             method = message.method
             single = method is not None and len(messages) == 1
@@ -216,7 +217,7 @@ class McpExchange:
         message: Message,
         alone: bool,
         fix: bool,
-        replacements: dict[JsonPath, tuple[str, str]],
+        replacements: Replacements,
     ) -> None:
         params = message.value.get("params")
         if not isinstance(params, dict) or not isinstance(params.get("name"), str):
@@ -361,16 +362,14 @@ class McpExchange:
             )
         )
 
-    def _spliced(
-        self, content: bytes, replacements: dict[JsonPath, tuple[str, str]]
-    ) -> bytes | None:
+    def _spliced(self, content: bytes, replacements: Replacements) -> bytes | None:
         try:
             return replace_strings(content, replacements)
         except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
             self.keep_as_sent(replacements, str(e))
             return None
 
-    def keep_as_sent(self, replacements: dict[JsonPath, tuple[str, str]], why: str) -> None:
+    def keep_as_sent(self, replacements: Replacements, why: str) -> None:
         """The answer could not be changed: it goes on as it came, and the record says so."""
         prefix = set(replacements)
         self.fixes = [f for f in self.fixes if f.where not in prefix]
@@ -379,13 +378,11 @@ class McpExchange:
             for where, (_, alias) in replacements.items()
         ]
 
-    def judge_answers(
-        self, messages: list[Message], prefix: JsonPath, fix: bool
-    ) -> dict[JsonPath, tuple[str, str]]:
+    def judge_answers(self, messages: list[Message], prefix: JsonPath, fix: bool) -> Replacements:
         """Judge the answers among ``messages``; the renames fix mode makes, by path
         (relative to the messages' own text): (the name as listed, its alias), as
         ``replace_strings`` takes them."""
-        replacements: dict[JsonPath, tuple[str, str]] = {}
+        replacements: Replacements = {}
         for message in messages:
             if not message.is_response:
                 continue
@@ -405,7 +402,7 @@ class McpExchange:
 
     def _listing(
         self, message: Message, result: dict, continued: bool, prefix: JsonPath, fix: bool
-    ) -> dict[JsonPath, tuple[str, str]]:
+    ) -> Replacements:
         tools = result.get("tools")
         where = (*message.where, "result", "tools")
         if not isinstance(tools, list):
@@ -445,7 +442,7 @@ class McpExchange:
             seen.add(name)
             places.append((at, name))
         self.listed += names
-        renames: dict[JsonPath, tuple[str, str]] = {}
+        renames: Replacements = {}
         aliases: dict[str, str] = {}
         if fix:
             taken = {n for n in names if valid(n)} | session.listing
@@ -696,29 +693,27 @@ class McpStream:
         replacements = self.exchange.judge_answers(messages, ("event", index), self.judge_fix)
         if not replacements:
             return raw
-        if self.kept is not None:
-            self.exchange.keep_as_sent(
-                {("event", index, *where): pair for where, pair in replacements.items()},
-                self.kept,
-            )
-            return raw
-        try:
-            pieces = replace_strings(data, replacements).split(b"\n")
-            if len(pieces) != len(spans):
-                raise ValueError("the event's data lines changed in number")
-        except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
-            self.exchange.keep_as_sent(
-                {("event", index, *where): pair for where, pair in replacements.items()},
-                str(e),
-            )
-            return raw
-        out = []
-        done = 0
-        for (start, end), piece in zip(spans, pieces, strict=True):
-            out += [raw[done:start], piece]
-            done = end
-        out.append(raw[done:])
-        return b"".join(out)
+        why = self.kept
+        if why is None:
+            try:
+                pieces = replace_strings(data, replacements).split(b"\n")
+                if len(pieces) != len(spans):
+                    raise ValueError("the event's data lines changed in number")
+            except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
+                why = str(e)
+            else:
+                out = []
+                done = 0
+                for (start, end), piece in zip(spans, pieces, strict=True):
+                    out += [raw[done:start], piece]
+                    done = end
+                out.append(raw[done:])
+                return b"".join(out)
+        # The event goes on as it came; its places, by the path from the stream's start.
+        self.exchange.keep_as_sent(
+            {("event", index, *where): pair for where, pair in replacements.items()}, why
+        )
+        return raw
 
 
 def inspect_mcp(

@@ -325,6 +325,23 @@ def test_an_event_over_the_limit_goes_on_as_it_came(monkeypatch):
     assert codes_of(exchange) == [codes.RESPONSE_UNREADABLE]
 
 
+def test_an_event_whose_splice_fails_goes_on_as_it_came_and_says_so(monkeypatch):
+    from toolnames_core.mcp import exchange as exchange_module
+
+    def refuse(body, replacements):
+        raise ValueError("the splice refused")
+
+    monkeypatch.setattr(exchange_module, "replace_strings", refuse)
+    exchange = send(McpState(), rpc("tools/list"), fix=True)
+    event = sse(listing([DOTTED, PLAIN]))
+    stream = exchange.stream(True)
+    assert stream(event) + stream(b"") == event
+    assert exchange.fixes == []
+    (skipped,) = exchange.fix_skipped
+    assert skipped.name == alias(DOTTED) and "the splice refused" in skipped.reason
+    assert skipped.path.startswith("event[0]")
+
+
 def test_a_multi_line_data_event_is_spliced_line_by_line():
     text = listing([DOTTED]).decode()
     lines = text.split("\n")
