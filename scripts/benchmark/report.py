@@ -394,6 +394,18 @@ def report_mcp(rows: list) -> Part:
     return Part(table(header, body), [])
 
 
+def _floor(row: RenamingRow, target: float) -> str:
+    """The most any renamer could reach, measured in the same rounds, as a fix-mode target
+    line shows it beside its figure; and when that lies under the target, that it does: an
+    addon that parses the request and the answer with json.loads, and does nothing else,
+    misses the target on this run's machine (only a faster reader can meet it)."""
+    if not row.measured(JSON_ONLY):
+        return ""
+    floor = row.ratio(JSON_ONLY)
+    under = f", under the target {target}: json.loads alone falls short of it here"
+    return f"; the floor, json.loads only, {floor:.3f}{under if floor < target else ''}"
+
+
 def report_renaming(rows: list[RenamingRow]) -> Part:
     """(b) for fix mode: the addon renaming against the naive renaming script."""
     targets: list[Target] = []
@@ -403,17 +415,12 @@ def report_renaming(rows: list[RenamingRow]) -> Part:
             continue  # issue 25's targets start at 10 tools
         # The json reader must match the naive script; msgspec must beat it.
         plain = json_reader or FIX_MODE
-        # The most any renamer could reach, measured in the same rounds, beside each figure.
-        floor = (
-            f"; the floor, json.loads only, {row.ratio(JSON_ONLY):.3f}"
-            if row.measured(JSON_ONLY)
-            else ""
-        )
         targets.append(
             Target(
                 f"(b) fix mode, {row.case.label}: {'json reader' if json_reader else FIX_MODE}",
                 f">= {TARGET_RENAMING_RPS} of the naive renaming mitmdump",
-                f"{row.ratio(plain):.3f} ({_paired(row, plain, NAIVE_RENAMING)}{floor})",
+                f"{row.ratio(plain):.3f} ({_paired(row, plain, NAIVE_RENAMING)}"
+                f"{_floor(row, TARGET_RENAMING_RPS)})",
                 verdict(row.ratio(plain) >= TARGET_RENAMING_RPS and not row.problems),
             )
         )
@@ -422,7 +429,8 @@ def report_renaming(rows: list[RenamingRow]) -> Part:
                 Target(
                     f"(b) fix mode, {row.case.label}: msgspec reader",
                     f">= {TARGET_RENAMING_RPS_FAST} of the naive renaming mitmdump",
-                    f"{row.ratio(FIX_MODE):.3f} ({_paired(row, FIX_MODE, NAIVE_RENAMING)}{floor})",
+                    f"{row.ratio(FIX_MODE):.3f} ({_paired(row, FIX_MODE, NAIVE_RENAMING)}"
+                    f"{_floor(row, TARGET_RENAMING_RPS_FAST)})",
                     verdict(row.ratio(FIX_MODE) >= TARGET_RENAMING_RPS_FAST and not row.problems),
                 )
             )
