@@ -22,7 +22,9 @@ from benchmark.workload import PROVIDER_RESPONSE_HEADERS
 from benchmark.workload import SDK_REQUEST_HEADERS
 from benchmark.workload import Case
 from benchmark.workload import chat_answer
+from benchmark.workload import mcp_name
 from benchmark.workload import mcp_named
+from benchmark.workload import stream_chunks
 from harness.inprocess import running
 from harness.load import progress
 from toolnames_core import READERS
@@ -33,16 +35,23 @@ from toolnames_core import format_for
 
 __all__ = [
     "FIX_RENAMING",
+    "STREAM_FIX",
+    "STREAM_OBSERVE",
     "CpuRow",
     "bench_cpu",
     "chat_flow",
     "other_reader",
     "renewer",
+    "streamed_answer",
     "time_interleaved",
 ]
 
 # The column of fix mode's renaming: a whole flow, every tool aliased and the answer restored.
 FIX_RENAMING = "fix: rename + restore"
+# The columns of a streamed answer through the tap, per chunk: observed (it calls the app's own
+# name), and in fix mode (it calls the alias, given back in the stream).
+STREAM_OBSERVE = "stream, observe"
+STREAM_FIX = "stream, fix"
 # The exchange check_request is timed on: Chat Completions to OpenAI, looked up once.
 CHAT = format_for("POST", "/v1/chat/completions")
 CHAT_RULE = choose_rule(CHAT, "api.openai.com")
@@ -68,6 +77,14 @@ class CpuRow:
         turns, so a repeat's figures share the machine's mood)."""
         pairs = zip(self.samples[name], self.samples["json.loads"], strict=True)
         return statistics.median(t / j for t, j in pairs)
+
+    @property
+    def stream_ratio(self) -> float | None:
+        """Restoring names in a stream against observing it, per chunk (the same chunks but
+        for the name), timed together."""
+        if STREAM_FIX not in self.samples:
+            return None
+        return self.best(STREAM_FIX) / self.best(STREAM_OBSERVE)
 
     @property
     def renaming_ratio(self) -> float | None:
@@ -170,6 +187,53 @@ def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float
         return time_interleaved(fns, min_time, repeats)
 
 
+def streamed_answer(raw: bytes, mode: str) -> Callable[[], None]:
+    """One streamed answer through the tap the addon's responseheaders hook makes for it,
+    chunk by chunk: the request ``raw`` with every tool MCP-named and ``stream`` set, in
+    ``mode``. Observed, the stream calls the app's own name for its first tool; in fix mode,
+    that tool's alias, which the tap gives back. Checked once, through the hooks: the client
+    gets the app's name."""
+    parsed = json.loads(mcp_named(raw))
+    parsed["stream"] = True
+    body = json.dumps(parsed, separators=(",", ":"), ensure_ascii=False).encode()
+    app = mcp_name(json.loads(raw)["tools"][0]["function"]["name"])
+    with running(toolnames_mode=mode) as (_, tn):
+        flow, _ = chat_flow(body)
+        tn.request(flow)
+        sent = json.loads(flow.request.content)["tools"][0]["function"]["name"]
+        chunks = stream_chunks(app if mode == "observe" else sent)
+        flow, response = chat_flow(body)
+        response.headers["content-type"] = "text/event-stream"
+        del response.headers["content-length"]
+        tn.request(flow)
+        exchange = tn.tracked[flow].exchange
+        flow.response = response
+        tn.responseheaders(flow)
+        out = b"".join(b"".join(response.stream(c)) for c in [*chunks, b""])
+        tn.response(flow)
+    if f'"name":"{app}"'.encode() not in out or (mode == "fix") == (sent == app):
+        raise SystemExit(f"the {mode} stream does not give the client {app!r}: {out[:400]!r}")
+
+    def streaming() -> None:
+        # The tap alone, as the hooks make it: what each chunk costs, without the flow's.
+        tap = exchange.stream_tap("")
+        for chunk in chunks:
+            tap.pieces(chunk)
+        tap.pieces(b"")
+        tap.calls()
+
+    return streaming
+
+
+def _stream_restoring(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float]]:
+    """A streamed answer observed and restored in fix mode, timed together, per chunk."""
+    fns = {STREAM_OBSERVE: streamed_answer(raw, "observe"), STREAM_FIX: streamed_answer(raw, "fix")}
+    per_chunk = len(stream_chunks("x"))
+    gc.collect()
+    samples = time_interleaved(fns, min_time, repeats)
+    return {name: [t / per_chunk for t in times] for name, times in samples.items()}
+
+
 def other_reader(name: str, reader: Reader) -> str:
     """The column of ``name`` (check_request, request hook) read by a reader other than the
     default one (the first of READERS: msgspec where it can be imported), which the plain
@@ -221,7 +285,10 @@ def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
     for row in rows:
         if row.case.tools:
             row.samples.update(_renaming(row.case.raw, min_time, repeats))
+            row.samples.update(_stream_restoring(row.case.raw, min_time, repeats))
         renaming = f"   fix renaming {row.renaming_ratio:5.2f}x" if row.renaming_ratio else ""
+        if row.stream_ratio:
+            renaming += f"   stream restoring {row.stream_ratio:5.2f}x"
         progress(
             f"(a) {row.case.label:<16} json.loads {row.best('json.loads') * 1e6:9.1f} µs   "
             f"request hook {row.ratio('request hook'):5.2f}x   "

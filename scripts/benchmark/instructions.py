@@ -32,6 +32,8 @@ import sys
 import tempfile
 from collections.abc import Callable
 
+from benchmark.workload import stream_chunks
+
 __all__ = ["WORKLOADS", "main"]
 
 WORKLOADS = ("loads", "fix", "stream-observe", "stream-fix")
@@ -39,37 +41,12 @@ CASES = ("10 tools", "100 tools", "1000 tools", "2 MB, 50 tools")
 WARMUP = 3
 
 
-def _sse(objects: list[dict]) -> list[bytes]:
-    return [b"data: " + json.dumps(o, separators=(",", ":")).encode() + b"\n\n" for o in objects]
-
-
-def stream_chunks(name: str) -> list[bytes]:
-    """A chat completions stream calling ``name`` as the stand-in sends it, an event a chunk."""
-    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
-
-    def chunk(delta: dict, finish: str | None = None) -> dict:
-        return {
-            **base,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
-
-    out = [chunk({"role": "assistant", "content": None, "refusal": None})]
-    first = {"index": 0, "id": "call_1", "type": "function"}
-    out.append(chunk({"tool_calls": [{**first, "function": {"name": name, "arguments": ""}}]}))
-    arguments = json.dumps({"city": "Paris", "unit": "celsius", "days": 3})
-    for i in range(0, len(arguments), 10):
-        fragment = {"index": 0, "function": {"arguments": arguments[i : i + 10]}}
-        out.append(chunk({"tool_calls": [fragment]}))
-    out.append(chunk({}, "tool_calls"))
-    return [*_sse(out), b"data: [DONE]\n\n"]
-
-
 def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], None]]:
     """(one run of the workload, what leaves its context) for a body."""
     from benchmark.cpu import chat_flow
     from benchmark.cpu import renewer
+    from benchmark.cpu import streamed_answer
     from benchmark.workload import cases
-    from benchmark.workload import mcp_name
     from benchmark.workload import mcp_named
     from harness.inprocess import running
 
@@ -77,61 +54,30 @@ def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], 
     named = mcp_named(found.raw)
     if name == "loads":
         return (lambda: json.loads(named)), lambda: None
-    streamed = name.startswith("stream")
-    mode = "observe" if name == "stream-observe" else "fix"
-    context = running(toolnames_mode=mode)
+    if name.startswith("stream"):
+        mode = "observe" if name == "stream-observe" else "fix"
+        return streamed_answer(found.raw, mode), lambda: None
+    context = running(toolnames_mode="fix")
     _, tn = context.__enter__()
-    body = named
-    if streamed:
-        parsed = json.loads(named)
-        parsed["stream"] = True
-        body = json.dumps(parsed, separators=(",", ":"), ensure_ascii=False).encode()
-    flow, _ = chat_flow(body)
+    flow, _ = chat_flow(named)
     tn.request(flow)
     sent = json.loads(flow.request.content)["tools"][0]["function"]["name"]
-    app = mcp_name(json.loads(found.raw)["tools"][0]["function"]["name"])
-    flow, response = chat_flow(body, call=sent if not streamed else None)
+    flow, response = chat_flow(named, call=sent)
+    renew = renewer(flow, response)
 
     def close() -> None:
         context.__exit__(None, None, None)
 
-    if not streamed:
-        renew = renewer(flow, response)
+    def renaming() -> None:
+        renew()
+        tn.request(flow)
+        flow.response = response
+        tn.responseheaders(flow)
+        tn.response(flow)
+        if flow.metadata["toolnames"].get("restored") != 1:
+            raise SystemExit(f"fix mode did not restore the call: {flow.metadata}")
 
-        def renaming() -> None:
-            renew()
-            tn.request(flow)
-            flow.response = response
-            tn.responseheaders(flow)
-            tn.response(flow)
-            if flow.metadata["toolnames"].get("restored") != 1:
-                raise SystemExit(f"fix mode did not restore the call: {flow.metadata}")
-
-        return renaming, close
-
-    # Observed, the stream calls the app's own name; in fix mode, its alias.
-    chunks = stream_chunks(app if mode == "observe" else sent)
-    response.headers["content-type"] = "text/event-stream"
-    del response.headers["content-length"]
-    flow.request.content = body
-    tn.request(flow)
-    exchange = tn.tracked[flow].exchange
-    flow.response = response
-    tn.responseheaders(flow)
-    out = b"".join(b"".join(response.stream(c)) for c in [*chunks, b""])
-    tn.response(flow)
-    if f'"name":"{app}"'.encode() not in out:
-        raise SystemExit(f"the stream does not name {app!r}: {out[:400]!r}")
-
-    def streaming() -> None:
-        # The tap alone, as the response hooks make it: the per-chunk cost.
-        tap = exchange.stream_tap("")
-        for c in chunks:
-            tap.pieces(c)
-        tap.pieces(b"")
-        tap.calls()
-
-    return streaming, close
+    return renaming, close
 
 
 def run(name: str, case: str, n: int) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "mcp_name",
     "mcp_named",
     "small_body",
+    "stream_chunks",
     "tool_name",
 ]
 
@@ -261,6 +262,32 @@ def chat_answer(call: str | None = None) -> bytes:
     return encode(
         {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4.1", "choices": [choice]}
     )
+
+
+def _sse(objects: list[dict]) -> list[bytes]:
+    return [b"data: " + json.dumps(o, separators=(",", ":")).encode() + b"\n\n" for o in objects]
+
+
+def stream_chunks(name: str) -> list[bytes]:
+    """A chat completions stream calling ``name`` as the stand-in sends it, an event a chunk:
+    the streamed answer of (a)'s stream rows and of benchmark.instructions."""
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+
+    out = [chunk({"role": "assistant", "content": None, "refusal": None})]
+    first = {"index": 0, "id": "call_1", "type": "function"}
+    out.append(chunk({"tool_calls": [{**first, "function": {"name": name, "arguments": ""}}]}))
+    arguments = json.dumps({"city": "Paris", "unit": "celsius", "days": 3})
+    for i in range(0, len(arguments), 10):
+        fragment = {"index": 0, "function": {"arguments": arguments[i : i + 10]}}
+        out.append(chunk({"tool_calls": [fragment]}))
+    out.append(chunk({}, "tool_calls"))
+    return [*_sse(out), b"data: [DONE]\n\n"]
 
 
 @dataclass

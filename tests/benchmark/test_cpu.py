@@ -2,16 +2,23 @@
 
 import json
 
+import pytest
+
 from benchmark.cpu import FIX_RENAMING
+from benchmark.cpu import STREAM_FIX
+from benchmark.cpu import STREAM_OBSERVE
 from benchmark.cpu import bench_cpu
 from benchmark.cpu import chat_flow
 from benchmark.cpu import other_reader
 from benchmark.cpu import renewer
+from benchmark.cpu import streamed_answer
 from benchmark.cpu import time_interleaved
 from benchmark.workload import cases
+from benchmark.workload import mcp_name
 from benchmark.workload import mcp_named
 from harness.inprocess import running
 from toolnames_core import READERS
+from toolnames_core import StreamTap
 
 
 def test_each_function_is_timed_once_per_repeat():
@@ -51,11 +58,35 @@ def test_a_quick_run_measures_the_four_functions_for_each_body_and_reader():
     assert rows[0].ratio("json.loads") == 1.0
 
 
-def test_a_body_with_tools_also_measures_fix_modes_renaming():
+def test_a_body_with_tools_also_measures_fix_modes_renaming_and_restoring_a_stream():
     rows = bench_cpu(cases(only=["1 tool"]), quick=True)
 
-    assert {"json.loads, MCP-named", FIX_RENAMING} <= set(rows[0].samples)
-    assert rows[0].renaming_ratio > 0
+    assert {"json.loads, MCP-named", FIX_RENAMING, STREAM_OBSERVE, STREAM_FIX} <= set(
+        rows[0].samples
+    )
+    assert rows[0].renaming_ratio > 0 and rows[0].stream_ratio > 0
+
+
+@pytest.mark.parametrize("mode", ["observe", "fix"])
+def test_a_streamed_answer_gives_the_client_the_apps_name_and_runs_again(mode):
+    (case,) = cases(only=["10 tools"])
+    app = mcp_name(json.loads(case.raw)["tools"][0]["function"]["name"])
+    seen = []
+    real = StreamTap.pieces
+
+    def pieces(self, chunk):
+        out = real(self, chunk)
+        seen.extend(out)
+        return out
+
+    streaming = streamed_answer(case.raw, mode)  # raises SystemExit if the client would not
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(StreamTap, "pieces", pieces)
+        streaming()
+        streaming()
+    out = b"".join(seen)
+    # Run after run, the tap hands the client the app's own name, in fix mode given back.
+    assert out.count(f'"name":"{app}"'.encode()) == 2
 
 
 def test_the_answer_can_call_a_tool():

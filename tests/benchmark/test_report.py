@@ -3,6 +3,8 @@
 import pytest
 
 from benchmark.cpu import FIX_RENAMING
+from benchmark.cpu import STREAM_FIX
+from benchmark.cpu import STREAM_OBSERVE
 from benchmark.cpu import CpuRow
 from benchmark.report import TARGET_CPU
 from benchmark.report import TARGET_FAST_CPU
@@ -94,6 +96,21 @@ def test_the_cpu_table_shows_fix_modes_renaming_against_its_own_json_loads():
     assert "80.0 µs (4.00x)" in report_cpu([row]).text
     main_table = report_cpu([cpu_row(10, 1e-5, 1e-5)]).text.split("\n\nReaders side by side")[0]
     assert main_table.splitlines()[-1].rstrip(" |").endswith("-")
+
+
+@pytest.mark.parametrize(("fix", "result"), [(1.2e-5, "PASS"), (1.21e-5, "MISS")])
+def test_restoring_a_stream_is_judged_against_observing_it_per_chunk(fix, result):
+    row = cpu_row(10, 1e-5, 1e-5)
+    row.samples.update({STREAM_OBSERVE: [1e-5, 2e-5], STREAM_FIX: [fix, 3e-5]})
+
+    part = report_cpu([row])
+
+    (target,) = [t for t in part.targets if "stream" in t.target]
+    assert target.target == "(a) 10 tools: fix mode, restoring a stream, per chunk"
+    assert target.goal == "<= 1.2x observing it" and target.result == result
+    assert f"10.0 µs / {fix * 1e6:.1f} µs ({fix / 1e-5:.2f}x)" in part.text
+    # A row without the stream columns shows none, and is not judged on them.
+    assert not [t for t in report_cpu([cpu_row(10, 1e-5, 1e-5)]).targets if "stream" in t.target]
 
 
 def test_one_tool_and_a_small_body_without_tools_are_held_to_absolute_budgets():

@@ -7,6 +7,7 @@ from benchmark.workload import cases
 from benchmark.workload import chat_body
 from benchmark.workload import encode
 from benchmark.workload import mcp_named
+from benchmark.workload import stream_chunks
 from benchmark.workload import tool_name
 
 
@@ -62,3 +63,15 @@ def test_an_mcp_named_body_differs_only_in_its_tool_names_and_the_calls_of_them(
     for function in (*calls(named), *calls(plain)):
         function.pop("name")
     assert named == plain
+
+
+def test_the_stream_calls_the_tool_in_fragments_then_ends():
+    chunks = stream_chunks("get_weather")
+    events = [json.loads(c.removeprefix(b"data: ")) for c in chunks[:-1]]
+
+    assert chunks[-1] == b"data: [DONE]\n\n"
+    calls = [e["choices"][0]["delta"].get("tool_calls") for e in events]
+    assert calls[1][0]["function"]["name"] == "get_weather"
+    arguments = "".join(c[0]["function"]["arguments"] for c in calls[1:] if c)
+    assert json.loads(arguments) == {"city": "Paris", "unit": "celsius", "days": 3}
+    assert events[-1]["choices"][0]["finish_reason"] == "tool_calls"
