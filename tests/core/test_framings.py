@@ -8,6 +8,7 @@ import struct
 
 import pytest
 from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.testkit import aws_event
@@ -27,11 +28,13 @@ from toolnames_core.framings import LineRewriter
 from toolnames_core.framings import NdjsonFramer
 from toolnames_core.framings import SseFramer
 from toolnames_core.framings import framing_for
+from toolnames_core.framings import json_or_none
 from toolnames_core.framings import line_ends
 from toolnames_core.framings import ndjson_error
 from toolnames_core.framings import rewriter_for
 from toolnames_core.framings import stream_exception
 from toolnames_core.readers import DEFAULT
+from toolnames_core.readers import READERS
 from toolnames_core.streams import EventDecoder
 
 NO_SHAPE = (DEFAULT, None)
@@ -172,6 +175,36 @@ def test_an_aws_frame_becomes_an_event_keyed_by_its_type_and_an_exception_none()
 def test_an_sse_frame_that_is_no_json_object_is_no_event():
     assert SSE.event(b"[DONE]", *NO_SHAPE) is None
     assert SSE.event(b'{"a": 1}', *NO_SHAPE) == {"a": 1}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+
+
+def read_or_none(data: bytes, reader) -> dict | None:
+    """The oracle: the object the reader reads in ``data``, asked every time; else None."""
+    try:
+        value = reader.event(data, None)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    json_values,
+    st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]),
+    st.sampled_from(["", " ", "[DONE]", "[", "]"]),
+)
+def test_an_event_is_the_object_json_reads_whatever_its_text_and_encoding(value, codec, extra):
+    # "[DONE]" and every array are told apart by their first byte, in every encoding
+    # json.loads detects; what follows the text makes a garbled one too.
+    for data in (json.dumps(value).encode(codec), (extra + json.dumps(value)).encode(codec)):
+        for reader in READERS:
+            assert json_or_none(data, reader) == read_or_none(data, reader)
 
 
 # -- the AWS event stream's CRCs, and Bedrock InvokeModel's base64 chunks ------------------------
