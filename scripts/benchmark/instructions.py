@@ -182,13 +182,14 @@ def mitmdump_workload(name: str, folder: Path) -> MitmdumpWorkload:
 
 @contextlib.contextmanager
 def through_mitmdump(
-    name: str, case: str, connections: int, prefix: Sequence[str] = ()
+    name: str, case: str, connections: int, wrapper: Sequence[str] = ()
 ) -> Iterator[tuple[Process, Callable[[int], None]]]:
-    """mitmdump running workload ``name`` (its command after ``prefix``: valgrind's) between
+    """mitmdump running workload ``name`` (under ``wrapper``: valgrind) as (b) runs it, between
     (b)'s client and sink, warmed up; yields it and what sends ``n`` requests of the body,
     each checked: answered 200, its call given back under the app's name (the request went
     out under an alias, where the workload renames)."""
     from benchmark.throughput import first_alias
+    from benchmark.throughput import start_bench_mitmdump
     from benchmark.workload import CHAT_PATH
     from benchmark.workload import PROVIDER_RESPONSE_HEADERS
     from benchmark.workload import SDK_LOAD_HEADERS
@@ -198,12 +199,10 @@ def through_mitmdump(
     from harness.load import Answer
     from harness.load import LoadRequest
     from harness.load import run_load
-    from harness.mitmdump import mitmdump_command
     from harness.mitmdump import own_mitmdump
     from harness.processes import STARTUP_TIMEOUT
+    from harness.processes import STOP_TIMEOUT
     from harness.processes import ProcessGroup
-    from harness.processes import free_port
-    from harness.processes import start_process
     from harness.sink import http_answer
     from harness.sink import start_sink
 
@@ -219,21 +218,19 @@ def through_mitmdump(
             200, PROVIDER_RESPONSE_HEADERS, chat_answer(alias if workload.renames else app)
         )
         sink = group.add(start_sink(folder, answer))
-        port = free_port()
-        command = mitmdump_command(
+        mitmdump = start_bench_mitmdump(
+            group,
+            name,
             own_mitmdump(),
-            port,
-            f"reverse:{sink.url}",
-            folder / "confdir",
-            scripts=workload.scripts,
-            options={"flow_detail": "0", **workload.options},
-            verbosity="warn",
+            sink.url,
+            folder,
+            workload.scripts,
+            workload.options,
+            wrapper=wrapper,
+            startup_timeout=VALGRIND_STARTUP if wrapper else STARTUP_TIMEOUT,
+            env=COUNTED_ENV,
         )
-        mitmdump = group.add(
-            start_process(name, [*prefix, *command], folder / "mitmdump.log", env=COUNTED_ENV)
-        )
-        mitmdump.port = port
-        mitmdump.wait_listening(VALGRIND_STARTUP if prefix else STARTUP_TIMEOUT)
+        port = mitmdump.port
 
         wrong: list[Answer] = []
 
@@ -257,7 +254,7 @@ def through_mitmdump(
 
         send(2 * connections)  # every connection opened, upstream too, and the tools seen
         yield mitmdump, send
-        mitmdump.stop(timeout=VALGRIND_STARTUP if prefix else 10.0)
+        mitmdump.stop(timeout=VALGRIND_STARTUP if wrapper else STOP_TIMEOUT)
 
 
 def count_mitmdump(name: str, case: str, n: int, connections: int = CONNECTIONS) -> float:

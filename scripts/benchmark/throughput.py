@@ -8,6 +8,8 @@ import json
 import statistics
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -26,6 +28,7 @@ from harness.load import progress
 from harness.load import run_load
 from harness.mitmdump import ADDON_SCRIPT
 from harness.mitmdump import start_mitmdump
+from harness.processes import STARTUP_TIMEOUT
 from harness.processes import Process
 from harness.processes import ProcessGroup
 from harness.sink import http_answer
@@ -258,10 +261,15 @@ def start_bench_mitmdump(
     workdir: Path,
     scripts: list[Path],
     options: dict[str, str] | None = None,
+    *,
+    wrapper: Sequence[str] = (),
+    startup_timeout: float = STARTUP_TIMEOUT,
+    env: Mapping[str, str] | None = None,
 ) -> Process:
     """mitmdump as (b) and (c) run it: reverse proxy to ``upstream``, logging only warnings
     and no flow lines, so that its terminal output costs it nothing; ``options``: more
-    ``--set`` options (the addon's mode)."""
+    ``--set`` options (the addon's mode); ``wrapper``, ``startup_timeout`` and ``env``: how
+    benchmark.instructions runs it under valgrind (``start_mitmdump``)."""
     return group.add(
         start_mitmdump(
             binary,
@@ -272,6 +280,9 @@ def start_bench_mitmdump(
             scripts=scripts,
             options={"flow_detail": "0", **(options or {})},
             verbosity="warn",
+            wrapper=wrapper,
+            startup_timeout=startup_timeout,
+            env=env,
         )
     )
 

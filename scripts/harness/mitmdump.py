@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.processes import REPO_ROOT
+from harness.processes import STARTUP_TIMEOUT
 from harness.processes import Process
 from harness.processes import StartupError
 from harness.processes import free_port
@@ -76,9 +77,12 @@ def start_mitmdump(
     verbosity: str = "info",
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    wrapper: Sequence[str] = (),
+    startup_timeout: float = STARTUP_TIMEOUT,
 ) -> Process:
     """mitmdump listening on a free port, its output in ``log_dir``/NAME-PORT.log;
-    StartupError (with its output) if it does not start."""
+    StartupError (with its output) if it does not start. ``wrapper``: what runs it (valgrind's
+    command line, which makes it start far slower: ``startup_timeout``)."""
     failure: StartupError | None = None
     for _ in range(PORT_ATTEMPTS):
         port = free_port()
@@ -94,7 +98,14 @@ def start_mitmdump(
         )
         log_path = log_dir / f"{name.replace(' ', '-')}-{port}.log"
         try:
-            return start_process(name, command, log_path, port=port, env=env)
+            return start_process(
+                name,
+                [*wrapper, *command],
+                log_path,
+                port=port,
+                env=env,
+                startup_timeout=startup_timeout,
+            )
         except StartupError as e:
             failure = e
             if "address already in use" not in str(e).lower():

@@ -163,9 +163,11 @@ def start_process(
     port: int | None = None,
     env: Mapping[str, str] | None = None,
     cwd: Path = REPO_ROOT,
+    startup_timeout: float = STARTUP_TIMEOUT,
 ) -> Process:
     """Starts ``command`` with its output in ``log_path``; with ``port``, waits until it
-    listens there (stopping it and raising StartupError if it does not)."""
+    listens there (stopping it and raising StartupError if it does not within
+    ``startup_timeout`` seconds)."""
     log_file = open(log_path, "wb")  # noqa: SIM115 (open while the process runs; stop closes it)
     try:
         popen = subprocess.Popen(
@@ -183,7 +185,7 @@ def start_process(
     proc = Process(name, popen, log_path, list(command), port, log_file)
     if port is not None:
         try:
-            proc.wait_listening()
+            proc.wait_listening(startup_timeout)
         except StartupError as e:
             proc.stop()
             raise StartupError(

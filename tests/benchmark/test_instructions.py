@@ -53,10 +53,10 @@ def test_a_mitmdump_count_is_what_callgrind_counted_between_zeroing_and_dumping(
     out_files = []
 
     @contextlib.contextmanager
-    def fake_mitmdump(name, case, connections, prefix=()):
+    def fake_mitmdump(name, case, connections, wrapper=()):
         # through_mitmdump yields once mitmdump is warmed up; the warm-up is not counted.
-        assert prefix[:2] == ["valgrind", "--tool=callgrind"]
-        out_files.append(prefix[2].removeprefix("--callgrind-out-file="))
+        assert wrapper[:2] == ["valgrind", "--tool=callgrind"]
+        out_files.append(wrapper[2].removeprefix("--callgrind-out-file="))
         calls.append(("started", name, connections))
         yield (
             SimpleNamespace(process=SimpleNamespace(pid=4242)),

@@ -69,3 +69,31 @@ def test_a_mitmdump_that_cannot_start_says_why(tmp_path):
             log_dir=tmp_path,
             scripts=[missing],
         )
+
+
+@pytest.mark.e2e
+def test_a_wrapper_runs_mitmdump_and_is_waited_for_as_long_as_it_is_given(tmp_path):
+    # valgrind is the wrapper benchmark.instructions gives; env(1) stands in for it here.
+    proc = start_mitmdump(
+        own_mitmdump(),
+        "reverse:http://127.0.0.1:9",
+        confdir=tmp_path / "conf",
+        log_dir=tmp_path,
+        wrapper=["env", "TOOLNAMES_WRAPPED=1"],
+        startup_timeout=60.0,
+    )
+    try:
+        assert proc.command[:3] == ["env", "TOOLNAMES_WRAPPED=1", str(own_mitmdump())]
+        proc.wait_for_log(f"listening at 127.0.0.1:{proc.port}")
+    finally:
+        assert proc.stop() == 0
+
+    with pytest.raises(StartupError, match="did not listen .* within 0s"):
+        start_mitmdump(
+            own_mitmdump(),
+            "reverse:http://127.0.0.1:9",
+            confdir=tmp_path / "conf",
+            log_dir=tmp_path,
+            wrapper=["env"],
+            startup_timeout=0.0,
+        )
