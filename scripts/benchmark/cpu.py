@@ -5,11 +5,13 @@ json.loads of that body."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import statistics
 import timeit
 from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -41,6 +43,7 @@ __all__ = [
     "bench_cpu",
     "chat_flow",
     "other_reader",
+    "renamed_flow",
     "renewer",
     "streamed_answer",
     "time_interleaved",
@@ -161,10 +164,11 @@ def renewer(flow: http.HTTPFlow, response: http.Response) -> Callable[[], None]:
     return renew
 
 
-def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float]]:
-    """Fix mode over a whole flow whose every tool needs an alias: the request renamed, the
-    answer's call restored; timed with json.loads of the same body."""
-    named = mcp_named(raw)
+@contextlib.contextmanager
+def renamed_flow(named: bytes) -> Iterator[Callable[[], None]]:
+    """Fix mode over a whole flow of ``named`` (every tool needing an alias), to run again and
+    again: the request as it came renamed, the answer's call of the first tool (by its alias)
+    given back. Checked once, through the hooks: the call was given back."""
     with running(toolnames_mode="fix") as (_, tn):
         flow, _ = chat_flow(named)
         tn.request(flow)
@@ -172,7 +176,7 @@ def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float
         flow, response = chat_flow(named, call=alias)
         renew = renewer(flow, response)
 
-        def renaming(flow=flow, response=response) -> None:
+        def renaming() -> None:
             renew()
             tn.request(flow)
             flow.response = response
@@ -180,8 +184,17 @@ def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float
             tn.response(flow)
 
         renaming()
-        if flow.metadata["toolnames"].get("restored") != 1:
-            raise SystemExit(f"fix mode did not restore the call: {flow.metadata['toolnames']}")
+        record = flow.metadata.get("toolnames", {})
+        if record.get("restored") != 1:
+            raise SystemExit(f"fix mode did not restore the call: {record}")
+        yield renaming
+
+
+def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float]]:
+    """Fix mode over a whole flow whose every tool needs an alias: the request renamed, the
+    answer's call restored; timed with json.loads of the same body."""
+    named = mcp_named(raw)
+    with renamed_flow(named) as renaming:
         fns = {"json.loads, MCP-named": lambda: json.loads(named), FIX_RENAMING: renaming}
         gc.collect()
         return time_interleaved(fns, min_time, repeats)

@@ -71,12 +71,10 @@ VALGRIND_STARTUP = 600.0
 
 def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], None]]:
     """(one run of the workload, what leaves its context) for a body."""
-    from benchmark.cpu import chat_flow
-    from benchmark.cpu import renewer
+    from benchmark.cpu import renamed_flow
     from benchmark.cpu import streamed_answer
     from benchmark.workload import cases
     from benchmark.workload import mcp_named
-    from harness.inprocess import running
 
     (found,) = cases(only=[case])
     named = mcp_named(found.raw)
@@ -85,27 +83,10 @@ def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], 
     if name.startswith("stream"):
         mode = "observe" if name == "stream-observe" else "fix"
         return streamed_answer(found.raw, mode), lambda: None
-    context = running(toolnames_mode="fix")
-    _, tn = context.__enter__()
-    flow, _ = chat_flow(named)
-    tn.request(flow)
-    sent = json.loads(flow.request.content)["tools"][0]["function"]["name"]
-    flow, response = chat_flow(named, call=sent)
-    renew = renewer(flow, response)
-
-    def close() -> None:
-        context.__exit__(None, None, None)
-
-    def renaming() -> None:
-        renew()
-        tn.request(flow)
-        flow.response = response
-        tn.responseheaders(flow)
-        tn.response(flow)
-        if flow.metadata["toolnames"].get("restored") != 1:
-            raise SystemExit(f"fix mode did not restore the call: {flow.metadata}")
-
-    return renaming, close
+    # (a)'s renamed flow (benchmark.cpu), checked once as it is made.
+    context = renamed_flow(named)
+    renaming = context.__enter__()
+    return renaming, lambda: context.__exit__(None, None, None)
 
 
 def run(name: str, case: str, n: int) -> None:

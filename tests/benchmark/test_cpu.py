@@ -10,6 +10,7 @@ from benchmark.cpu import STREAM_OBSERVE
 from benchmark.cpu import bench_cpu
 from benchmark.cpu import chat_flow
 from benchmark.cpu import other_reader
+from benchmark.cpu import renamed_flow
 from benchmark.cpu import renewer
 from benchmark.cpu import streamed_answer
 from benchmark.cpu import time_interleaved
@@ -124,3 +125,13 @@ def test_a_renewed_flow_is_renamed_again_as_it_came_off_the_wire():
     # Renamed, with its length and Accept-Encoding changed, the same way both times.
     assert sent[0] == sent[1] and sent[0][0] != named
     assert dict(sent[0][1])[b"content-length"] == str(len(sent[0][0])).encode()
+
+
+def test_the_renamed_flow_runs_again_and_is_checked_to_give_the_call_back():
+    (case,) = cases(only=["10 tools"])
+    with renamed_flow(mcp_named(case.raw)) as renaming:
+        renaming()
+        renaming()
+    # Names the rule accepts are not aliased, so nothing is given back: said, not timed.
+    with pytest.raises(SystemExit, match="did not restore"), renamed_flow(case.raw):
+        pass
