@@ -91,10 +91,11 @@ def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], 
 
 def run(name: str, case: str, n: int) -> None:
     """The workload's set-up, its warm-up, then ``n`` runs (under valgrind, by ``count``);
-    a mitmdump workload's ``n`` requests, checked, through mitmdump on its own."""
+    a mitmdump workload's ``n`` requests on each connection, checked, through mitmdump on
+    its own."""
     if name in MITMDUMP_WORKLOADS:
         with through_mitmdump(name, case, CONNECTIONS) as (_, send):
-            send(n)
+            send(n * CONNECTIONS)
         return
     fn, close = _workload(name, case)
     for _ in range(WARMUP):
@@ -107,7 +108,8 @@ def run(name: str, case: str, n: int) -> None:
 
 def count(name: str, case: str, n: int, connections: int = CONNECTIONS) -> float:
     """Instructions of one run of the workload: two valgrind runs, ``n`` runs apart (one
-    valgrind run of mitmdump, counted over ``n`` requests, for the mitmdump workloads)."""
+    valgrind run of mitmdump, counted over ``n`` requests on each of ``connections``, for
+    the mitmdump workloads: one request's count)."""
     if name in MITMDUMP_WORKLOADS:
         return count_mitmdump(name, case, n, connections)
     totals = []
@@ -270,7 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark.instructions")
     parser.add_argument("--case", action="append", choices=CASES, help="a body (default all)")
     parser.add_argument("--workload", action="append", choices=WORKLOADS)
-    parser.add_argument("--n", type=int, default=5, help="runs counted (default 5)")
+    parser.add_argument(
+        "--n",
+        type=int,
+        default=5,
+        help="runs counted; requests on each connection for the mitmdump workloads (default 5)",
+    )
     parser.add_argument(
         "--connections",
         type=int,
