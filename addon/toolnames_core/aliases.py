@@ -308,6 +308,11 @@ class Restorer:
         at = data.find(b"name")  # find, not in: docs/performance.md
         if at == -1:
             return data
+        return self.restore_from(data, at)
+
+    def restore_from(self, data: bytes, at: int) -> bytes:
+        """``data`` restored, ``at`` where ``name`` first occurs in it (``data.find(b"name")``,
+        not -1): for a caller that has searched already, as a stream's restore has."""
         if at and data.find(b"name", at + 4) == -1 and data.startswith(_COMPACT_NAME, at - 1):
             # The event's one name, as compact JSON writes it (a streamed call's start): the
             # pattern could match only here, and does where a quote ends a value without a
@@ -322,7 +327,7 @@ class Restorer:
             if new is None:
                 return data
             self.restored += 1
-            return data[:start] + new + data[end:]
+            return b"".join((data[:start], new, data[end:]))  # one copy fewer than a + b + c
         search = _NAME_VALUE.search
         match = search(data, at)
         pieces: list[bytes] = []

@@ -336,12 +336,18 @@ class AlternationRestorer:
 
 def assert_restores_as_the_pattern(aliases: dict[str, str], event: bytes) -> None:
     """A Restorer gives ``event`` back as the oracle does, and counts the names it restored as
-    the oracle's pattern matches them."""
+    the oracle's pattern matches them; so does one told where ``name`` first occurs (a
+    stream's restore, which has searched for it already)."""
     restorer = Restorer(aliases)
     oracle = AlternationRestorer(aliases)
 
     assert restorer(event) == oracle(event)
     assert restorer.restored == len(oracle.pattern.findall(event))
+    at = event.find(b"name")
+    if at != -1:
+        told = Restorer(aliases)
+        assert told.restore_from(event, at) == oracle(event)
+        assert told.restored == restorer.restored
 
 
 # Aliases as rules make them (a rule may allow dots), and one that starts as a prefix does.

@@ -206,7 +206,7 @@ class _WrapperRestore:
     the others empty (the client joins them to the same text). Nothing else moves."""
 
     def __init__(self, restorer: Restorer, fragments_of: WrapperFragments) -> None:
-        self.rewrite = restorer
+        self.restorer = restorer
         self.fragments_of = fragments_of
         self.names = FragmentRestorer(restorer)
         self.wrappers: set = set()
@@ -214,10 +214,18 @@ class _WrapperRestore:
         self.waiting: object = None
 
     def __call__(self, data: bytes) -> bytes:
-        # The Restorer's own test, without a call for most events (find, not in, and the
-        # wrapper's below: docs/performance.md).
-        if data.find(b"name") != -1:
-            data = self.rewrite(data)
+        # The Restorer's own search, made once for both (find, not in, and the wrapper's
+        # below: docs/performance.md); most events have no ``name`` and cost no call.
+        at = data.find(b"name")
+        if at != -1:
+            data = self.restorer.restore_from(data, at)
+        elif not self.wrappers:
+            # No wrapper under way, and none starts here: a wrapper starts in the event that
+            # names it (``"name":"multi_tool_use.parallel"``), so data without ``name`` needs
+            # no second search (a chunk's one search, where it had two: issue 25). A key
+            # written with escapes (``"n\u0061me"``) is read as no wrapper, as a wrapper's
+            # name so written always was.
+            return data
         if not self.wrappers and (
             data.find(_WRAPPER_TAIL) == -1 or not any(name in data for name in _WRAPPER_NAMES)
         ):
