@@ -125,9 +125,14 @@ class StreamTap:
         elif chunk and self.coding is None:
             self._read(lambda: self.decoder.feed(chunk))
         self.ended = not chunk
-        if self.rewriter is None:
+        rewriter = self.rewriter
+        if rewriter is None:
             return chunk
-        return self._rewrite(chunk)
+        # ``_rewrite`` without its call: every chunk's path in fix mode (issue 25).
+        out = rewriter(chunk)
+        if rewriter.failure and not self.failure:
+            self.failure = rewriter.failure
+        return out
 
     def pieces(self, chunk: bytes) -> list[bytes]:
         """The tap as mitmproxy's ``response.stream``: what goes on for ``chunk``, as a list.
