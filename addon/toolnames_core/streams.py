@@ -115,21 +115,24 @@ class StreamTap:
         return self.content is not None and self.rewriter is not None
 
     def __call__(self, chunk: bytes) -> bytes:
+        rewriter = self.rewriter
         if chunk and self.content is not None:
             pieces = list(self.content.feed(chunk))
             for piece in pieces:
                 self._read(lambda piece=piece: self.decoder.feed(piece))
-            if self.rewriter is not None:
-                self.ended = False
-                return b"".join(self._rewrite(piece) for piece in pieces)
-        elif chunk and self.coding is None:
-            self._read(lambda: self.decoder.feed(chunk))
-        self.ended = not chunk
-        rewriter = self.rewriter
-        if rewriter is None:
-            return chunk
-        # ``_rewrite`` without its call: every chunk's path in fix mode (issue 25).
-        out = rewriter(chunk)
+            self.ended = False
+            if rewriter is None:
+                return chunk
+            out = b"".join(rewriter(piece) for piece in pieces)
+        else:
+            if chunk and self.coding is None:
+                self._read(lambda: self.decoder.feed(chunk))
+            self.ended = not chunk
+            if rewriter is None:
+                return chunk
+            out = rewriter(chunk)
+        # A rewriter that failed gives up for good (framings._Rewriter): one look after the
+        # chunk, where its pieces are all rewritten, says so as soon as a look per piece would.
         if rewriter.failure and not self.failure:
             self.failure = rewriter.failure
         return out
@@ -140,12 +143,6 @@ class StreamTap:
         would end an HTTP/1.1 chunked body (its last chunk is the empty one): none is sent."""
         out = self(chunk)
         return [out] if out else []
-
-    def _rewrite(self, piece: bytes) -> bytes:
-        out = self.rewriter(piece)
-        if self.rewriter.failure and not self.failure:
-            self.failure = self.rewriter.failure
-        return out
 
     def _read(self, events) -> None:
         if self.failure is None:
