@@ -271,6 +271,12 @@ def _json_text(name: str, escaped: bool) -> bytes:
 class Restorer:
     """Puts the app's names back into an answer, or any part of one (an event)."""
 
+    # What a stream's tap may pass a chunk by for (streams.StreamTap): data without
+    # ``needle`` comes back as it went in (every name it restores sits after ``name``), and
+    # a Restorer waits on nothing from one call to the next.
+    needle = b"name"
+    under_way = ()
+
     def __init__(self, aliases: dict[str, str]) -> None:
         if not aliases:
             raise ValueError("a Restorer needs at least one alias")

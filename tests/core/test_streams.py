@@ -17,6 +17,7 @@ from toolnames_core.exchange import Exchange
 from toolnames_core.formats import FORMATS
 from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.framings import SSE
+from toolnames_core.framings import LineRewriter
 from toolnames_core.rules import RULES
 from toolnames_core.streams import EventDecoder
 from toolnames_core.streams import StreamTap
@@ -220,3 +221,54 @@ def test_the_tap_never_hands_mitmproxy_an_empty_piece_mid_stream():
     assert tap.pieces(b'data: {"choices": [') == []
     assert tap.pieces(b"]}\n\n") == [b'data: {"choices": []}\n\n']
     assert tap.pieces(b"") == []
+
+
+class _CountingRestore:
+    """A restore that says what it was handed; ``needle``: as a Restorer declares it."""
+
+    def __init__(self, needle: bytes | None) -> None:
+        if needle is not None:
+            self.needle = needle
+        self.under_way: set = set()
+        self.handed: list[bytes] = []
+
+    def __call__(self, data: bytes) -> bytes:
+        self.handed.append(data)
+        return data.replace(b"alias_x", b"app.x")
+
+
+def test_a_restore_with_a_needle_is_handed_only_what_may_need_it_and_the_client_gets_the_same():
+    # The tap's quick pass (issue 25): whole lines without the needle go on without a call,
+    # unless a line is held or the restore waits on something.
+    chunks = [
+        b'data: {"a":1}\n\n',
+        b'data: {"name":"alias_x"}\n\n',
+        b'data: {"b"',  # not yet a whole line: held by the line rewriter
+        b":2}\n\n",  # ends the held line: through the restore with it
+        b'data: {"c":3}\n\n',
+        b'data: {"d":4}\n\n',  # while the restore waits on something
+    ]
+    outs = {}
+    for needle in (b"name", None):
+        restore = _CountingRestore(needle)
+        tap = StreamTap(FORMATS["openai-chat"], restore)
+        out = b""
+        for i, chunk in enumerate(chunks):
+            if i == 5:
+                restore.under_way.add("call_0")
+            out += tap(chunk)
+        out += tap(b"")
+        outs[needle] = out, restore.handed
+    assert outs[b"name"][0] == outs[None][0] == b"".join(chunks).replace(b"alias_x", b"app.x")
+    assert outs[b"name"][1] == [chunks[1], chunks[2] + chunks[3], chunks[5]]
+    assert outs[None][1] == [chunks[0], chunks[1], chunks[2] + chunks[3], chunks[4], chunks[5]]
+
+
+@pytest.mark.parametrize(
+    "api", [api for api, fmt in sorted(FORMATS.items()) if fmt.framing and fmt.stream_collector]
+)
+def test_fix_mode_restores_of_every_line_framed_stream_take_the_quick_pass(api):
+    fmt = FORMATS[api]
+    tap = StreamTap(fmt, Restorer({"alias_x": "app.x"}))
+    line_framed = isinstance(tap.rewriter, LineRewriter)
+    assert (tap.needle == b"name") == line_framed, api

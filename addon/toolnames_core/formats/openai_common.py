@@ -205,11 +205,16 @@ class _WrapperRestore:
     then they go on, unchanged, or with the whole restored text in the first fragment and
     the others empty (the client joins them to the same text). Nothing else moves."""
 
+    # As the Restorer's (streams.StreamTap): data without ``name`` comes back as it went in
+    # while no wrapper is under way.
+    needle = Restorer.needle
+
     def __init__(self, restorer: Restorer, fragments_of: WrapperFragments) -> None:
         self.restorer = restorer
         self.fragments_of = fragments_of
         self.names = FragmentRestorer(restorer)
-        self.wrappers: set = set()
+        # The wrappers under way (their calls' keys), from the event that names one.
+        self.under_way: set = set()
         self.queue: list[_Held] = []
         self.waiting: object = None
 
@@ -219,14 +224,14 @@ class _WrapperRestore:
         at = data.find(b"name")
         if at != -1:
             data = self.restorer.restore_from(data, at)
-        elif not self.wrappers:
+        elif not self.under_way:
             # No wrapper under way, and none starts here: a wrapper starts in the event that
             # names it (``"name":"multi_tool_use.parallel"``), so data without ``name`` needs
             # no second search (a chunk's one search, where it had two: issue 25). A key
             # written with escapes (``"n\u0061me"``) is read as no wrapper, as a wrapper's
             # name so written always was.
             return data
-        if not self.wrappers and (
+        if not self.under_way and (
             data.find(_WRAPPER_TAIL) == -1 or not any(name in data for name in _WRAPPER_NAMES)
         ):
             return data  # no wrapper under way: nearly every event of nearly every stream
@@ -263,9 +268,9 @@ class _WrapperRestore:
         fragments = {}
         for key, starts, path, fragment in self.fragments_of(event):
             if starts:
-                self.wrappers.add(key)
+                self.under_way.add(key)
             wanted = self.waiting is None or key == self.waiting
-            if key in self.wrappers and isinstance(fragment, str) and wanted:
+            if key in self.under_way and isinstance(fragment, str) and wanted:
                 self.waiting = key
                 fragments[path] = fragment
         if not fragments:
