@@ -96,8 +96,9 @@ class _FieldNames(NamedTuple):
 def _field_values(message: http.Message, wanted: _FieldNames) -> dict[bytes, list[bytes]]:
     """The values of each wanted field the message carries, in order, in one walk."""
     found: dict[bytes, list[bytes]] = {}
+    sizes, names = wanted.sizes, wanted.names  # once, not once a field: a third of the walk
     for name, value in message.headers.fields:
-        if len(name) in wanted.sizes and (low := name.lower()) in wanted.names:
+        if len(name) in sizes and (low := name.lower()) in names:
             found.setdefault(low, []).append(value)
     return found
 
