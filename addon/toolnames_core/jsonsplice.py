@@ -24,6 +24,7 @@ from collections import Counter
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii
 from operator import itemgetter
+from typing import NamedTuple
 
 from toolnames_core.model import JsonPath
 
@@ -297,7 +298,49 @@ def _key_search(keys: frozenset[str]) -> _KeySearch:
     return found
 
 
-def _found_by_key(body: bytes, replacements: Replacements) -> list[tuple[int, int, str]] | None:
+class _Names(NamedTuple):
+    """What a set of (old, new) pairs asks of every body it renames, made once for the same
+    pairs: fix mode renames the same names in every request of a conversation (the tools are
+    resent each turn), and making this cost a fifth of a splice at 100 tools (issue 25)."""
+
+    new_for: dict[str, str]  # each old value's new one
+    raw_old: dict[bytes, str]  # the old values JSON may hold as their bytes, by those bytes
+    tokens: dict[str, bytes]  # each old value's new one as JSON writes it
+
+
+def _names(pairs: frozenset[tuple[str, str]]) -> _Names | None:
+    """The names of ``pairs``; None if an old value has two new ones (a match does not know
+    its path, so it could not tell which)."""
+    found = _names_made.get(pairs)
+    if found is None:
+        new_for = dict(pairs)
+        if len(new_for) != len(pairs):
+            return None
+        # A string whose bytes up to the next quote are an old value's holds no escape, so
+        # that quote ends it, and its value is that old one. Not an old value with a
+        # backslash or a control character, which JSON only holds escaped; one with a lone
+        # surrogate gets bytes (surrogatepass) that no UTF-8 text holds.
+        try:
+            raw_old = {old.encode(): old for old in new_for}
+        except UnicodeEncodeError:
+            raw_old = {old.encode("utf-8", "surrogatepass"): old for old in new_for}
+        if _NOT_RAW_STR("".join(new_for)):
+            raw_old = {raw: old for raw, old in raw_old.items() if not _NOT_RAW(raw)}
+        # What json.dumps(new) returns for a string, without its Python steps on the way.
+        tokens = {old: encode_basestring_ascii(new).encode() for old, new in new_for.items()}
+        if len(_names_made) >= _MAX_NAMES_MADE:
+            _names_made.clear()
+        found = _names_made[pairs] = _Names(new_for, raw_old, tokens)
+    return found
+
+
+_names_made: dict[frozenset[tuple[str, str]], _Names] = {}
+_MAX_NAMES_MADE = 64
+
+
+def _found_by_key(
+    body: bytes, replacements: Replacements, names: _Names
+) -> list[tuple[int, int, str]] | None:
     """The byte span and old value of each string to replace in ``body``, JSON in UTF-8,
     found by one search for the member names the paths end in; None where this cannot prove
     it found exactly the paths' values.
@@ -321,27 +364,14 @@ def _found_by_key(body: bytes, replacements: Replacements) -> list[tuple[int, in
     """
     if () in replacements:
         return None
+    new_for, raw_old = names.new_for, names.raw_old
     # In C rather than a Python step per place: a request may rename thousands.
-    pairs = set(replacements.values())
-    new_for = dict(pairs)
-    if len(new_for) != len(pairs):
-        return None  # an old value with two new ones
     keys = set(map(itemgetter(-1), replacements))
     if not all(type(key) is str and _PLAIN_KEY.fullmatch(key) for key in keys):
         return None
     search = _key_search(frozenset(keys))
     if search.escaped(body):
         return None
-    # The old values by their bytes: a string whose bytes up to the next quote are an old
-    # value's holds no escape, so that quote ends it, and its value is that old one. Not an
-    # old value with a backslash or a control character, which JSON only holds escaped; one
-    # with a lone surrogate gets bytes (surrogatepass) that no UTF-8 text holds.
-    try:
-        raw_old = {old.encode(): old for old in new_for}
-    except UnicodeEncodeError:
-        raw_old = {old.encode("utf-8", "surrogatepass"): old for old in new_for}
-    if _NOT_RAW_STR("".join(new_for)):
-        raw_old = {raw: old for raw, old in raw_old.items() if not _NOT_RAW(raw)}
     spans = []
     append = spans.append
     startswith = body.startswith
@@ -392,13 +422,12 @@ def replace_strings(body: bytes, replacements: Replacements) -> bytes:
     walk where not. UnicodeDecodeError when ``body`` is not UTF-8."""
     if not body.isascii():
         body.decode("utf-8")  # the check only: the search reads the bytes
-    spans = _found_by_key(body, replacements)
+    names = _names(frozenset(replacements.values()))
+    spans = None if names is None else _found_by_key(body, replacements, names)
     if spans is None:
         new_values = {where: new for where, (_, new) in replacements.items()}
         return replace_values(body.decode("utf-8"), new_values).encode("utf-8")
-    new_for = dict(replacements.values())
-    # What json.dumps(new) returns for a string, without its Python steps on the way.
-    tokens = {old: encode_basestring_ascii(new).encode() for old, new in new_for.items()}
+    tokens = names.tokens
     # The pieces between are views, not copies: join copies each byte once, not twice.
     view = memoryview(body)
     pieces = []
