@@ -61,7 +61,10 @@ class Shapes(NamedTuple):
 
 
 # How fix mode gives the app's names back inside one event's bytes: (the restorer, which
-# rewrites JSON text) -> a rewrite of the event's bytes.
+# rewrites JSON text) -> a rewrite of the event's bytes. A rewrite that gives back unchanged
+# any bytes without some needle, while it waits on nothing, may say so (``needle``, and
+# ``under_way``: empty when it waits on nothing), as the Restorer does: a stream's tap then
+# passes such chunks on without calling it (streams.StreamTap).
 EventRestore = Callable[[Callable[[bytes], bytes]], Callable[[bytes], bytes]]
 
 
