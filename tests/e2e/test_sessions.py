@@ -55,6 +55,11 @@ async def realtime_session(port: int, *names: str) -> list:
     client = AsyncOpenAI(api_key=SECRET, base_url=f"http://127.0.0.1:{port}/v1")
     events = []
     async with client.realtime.connect(model="gpt-realtime") as connection:
+        # The server speaks first (session.created, as OpenAI's does). Waiting for it keeps the
+        # session's messages in one order through the proxy, so each message's index in the
+        # log is the same from run to run: sent at once, the client's session.update reached
+        # mitmdump first now and then, and became message 0 instead of 1.
+        events.append(await connection.recv())
         await connection.session.update(
             session={"type": "realtime", "tools": [tool(n) for n in names]}
         )
