@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -79,12 +80,20 @@ from benchmark.throughput import CONNECTIONS
 from benchmark.throughput import bench_renaming
 from benchmark.throughput import bench_rps
 from benchmark.throughput import planned_seconds
+from benchmark.workload import Case
 from benchmark.workload import cases
 from harness.load import progress
 from harness.mitmdump import own_mitmdump
 from harness.processes import REPO_ROOT
 
-__all__ = ["ALL_PARTS", "FULL_RUN_NOTE", "default_markdown_path", "main", "markdown"]
+__all__ = [
+    "ALL_PARTS",
+    "FULL_RUN_NOTE",
+    "default_markdown_path",
+    "main",
+    "markdown",
+    "profiled_cases",
+]
 
 ALL_PARTS = "a,b,c,d,e"
 # What docs/performance.md's "latest full run" is: a run of every part, not --quick.
@@ -111,21 +120,38 @@ def markdown(heading: str, sections: list[str], summary: str) -> str:
     return "\n".join([*lines, summary, ""])
 
 
-def _profile(args: argparse.Namespace, binary: Path, workdir: Path, connections: list[int]) -> str:
+def profiled_cases(labels: list[str]) -> list[Case]:
+    """The bodies ``--profile`` names, in its order: each a label of a body with tools (a
+    label may hold a comma, as "2 MB, 50 tools" does, so each body takes a --profile)."""
+    with_tools = {c.label: c for c in cases() if c.tools}
+    unknown = [label for label in labels if label not in with_tools]
+    if unknown:
+        raise SystemExit(
+            f"--profile: no body with tools is labelled {unknown[0]!r} ({', '.join(with_tools)})"
+        )
+    return [with_tools[label] for label in dict.fromkeys(labels)]
+
+
+def _profile(
+    args: argparse.Namespace, case: Case, binary: Path, workdir: Path, connections: list[int]
+) -> str:
     """(b)'s fix-mode row of one body, profiled inside the loaded mitmdump."""
-    (case,) = [c for c in cases() if c.label == args.profile] or [None]
-    if case is None or not case.tools:
-        labels = ", ".join(c.label for c in cases() if c.tools)
-        raise SystemExit(f"--profile: no body with tools is labelled {args.profile!r} ({labels})")
-    raw = (args.markdown or default_markdown_path(args.quick)).with_suffix(".profile.txt")
+    path = args.markdown
+    raw = path.with_name(f"{path.stem}.profile-{_slug(case.label)}.txt")
     raw.parent.mkdir(parents=True, exist_ok=True)
     found = profile_renaming(case, binary, workdir, args.quick, max(connections), raw_out=raw)
     return (
         f"(b) Profile of fix mode's mitmdump (msgspec), {case.label} MCP-named, under load from "
-        f"{max(connections)} connections: py-spy, {SAMPLE_RATE} samples/s, not pausing it; "
-        "cumulative = share of samples with the function on the stack, self = on top.\n    "
+        f"{max(connections)} connections: py-spy, {SAMPLE_RATE} samples/s, pausing it for each "
+        "(whole stacks); cumulative = share of samples with the function on the stack, self = "
+        "on top.\n    "
         f"py-spy's raw stacks (collapsed, for a flame graph): {raw}\n\n" + report_profile(found)
     )
+
+
+def _slug(label: str) -> str:
+    """A body's label as a piece of a file name: "2 MB, 50 tools" -> "2-mb-50-tools"."""
+    return "-".join(re.findall(r"[a-z0-9]+", label.lower()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,10 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=ALL_PARTS, help="comma-separated parts: a, b, c, d, e")
     parser.add_argument(
         "--profile",
-        default="",
+        action="append",
+        default=[],
         metavar="BODY",
         help="after (b), py-spy samples fix mode's mitmdump under load with this body (a "
-        "label, e.g. '100 tools') and the report lists the top functions by cumulative time",
+        "label, e.g. '100 tools'; again for another body) and the report lists the top "
+        "functions by cumulative time",
     )
     parser.add_argument(
         "--markdown",
@@ -163,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     connections = sorted({int(n) for n in args.connections.split(",") if n.strip()})
     chosen = cases(labels_with=[c.strip() for c in args.cases.split(",") if c.strip()])
     parts = {p.strip() for p in args.only.split(",") if p.strip()}
+    profiled = profiled_cases(args.profile)  # a wrong label stops the run before it starts
+    # Named at the start: the profiles' raw stacks are written beside it, during the run.
+    args.markdown = args.markdown or default_markdown_path(args.quick)
     binary = args.mitmdump or own_mitmdump()
     started = time.monotonic()
 
@@ -246,8 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_RENAMING_RPS_FAST}.\n\n" + part.text
             )
             targets += part.targets
-            if args.profile:
-                sections.append(_profile(args, binary, workdir, connections))
+            for case in profiled:
+                sections.append(_profile(args, case, binary, workdir, connections))
             took["b"] = time.monotonic() - part_started
         if "c" in parts:
             part_started = time.monotonic()
@@ -316,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{summary}")
     if not args.quick and args.only == ALL_PARTS and not args.cases:
         print(f"\n{FULL_RUN_NOTE}")
-    path = args.markdown or default_markdown_path(args.quick)
+    path = args.markdown
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(markdown(heading, [*sections, targets_text], summary))
     progress(f"the figures as markdown, for docs/performance.md: {path}")

@@ -3,6 +3,7 @@
 import pytest
 
 from benchmark.cli import main
+from benchmark.cli import profiled_cases
 from benchmark.streaming import EVENT_STREAM
 from benchmark.streaming import FIX_RENAMING_PATH
 from benchmark.streaming import NDJSON_STREAM
@@ -80,3 +81,18 @@ def test_a_quick_run_of_part_c_streams_sse_bedrocks_event_stream_and_ndjson(caps
     assert f"| (c) {NDJSON_STREAM}first chunk vs streaming mitmdump " in out
     assert "NDJSON, 2 lines" in out
     assert "base64, 7 events" in out
+
+
+def test_profile_takes_each_body_once_in_its_order_a_label_with_a_comma_whole():
+    chosen = profiled_cases(["2 MB, 50 tools", "10 tools", "2 MB, 50 tools"])
+
+    assert [c.label for c in chosen] == ["2 MB, 50 tools", "10 tools"]
+
+
+@pytest.mark.parametrize("label", ["no tools, small", "11 tools", "2 MB"])
+def test_a_profile_of_no_body_with_tools_stops_the_run_before_it_starts(capsys, tmp_path, label):
+    with pytest.raises(SystemExit) as caught:
+        main(["--only", "a", "--profile", "10 tools", "--profile", label])
+
+    assert f"no body with tools is labelled {label!r}" in str(caught.value.code)
+    assert capsys.readouterr().out == ""  # nothing measured first
