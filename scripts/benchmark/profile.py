@@ -15,7 +15,10 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import field
+from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
@@ -43,8 +46,10 @@ from harness.sink import start_sink
 
 __all__ = [
     "PROFILED",
+    "STACK_PARTS",
     "FunctionTime",
     "Profile",
+    "StackPart",
     "parse_collapsed",
     "read_collapsed",
     "profile_renaming",
@@ -66,10 +71,55 @@ class FunctionTime(NamedTuple):
     own: int
 
 
+class StackPart(NamedTuple):
+    """A part of a loaded mitmdump's time: the samples whose stack (its functions, outermost
+    first) ``holds`` it."""
+
+    name: str
+    holds: Callable[[list[str]], bool]
+
+
+def _calls(function: str) -> Callable[[list[str]], bool]:
+    return lambda frames: function in frames
+
+
+def _in_file(file: str) -> Callable[[list[str]], bool]:
+    return lambda frames: any(f.endswith(f"({file})") for f in frames)
+
+
+def _log_fan_out(frames: list[str]) -> bool:
+    # mitmproxy's LegacyLogEvents handler schedules AddonManager.trigger(AddLogHook) for
+    # every log record; the event loop runs it later, through every addon.
+    return any(
+        outer == "_run (asyncio/events.py)" and inner == "trigger (mitmproxy/addonmanager.py)"
+        for outer, inner in pairwise(frames)
+    )
+
+
+_DISPATCH = frozenset(
+    f"{name} (mitmproxy/addonmanager.py)" for name in ("_iter_hooks", "traverse", "trigger_event")
+)
+
+# What fix mode's time goes to (docs/performance.md, "Where fix mode's time goes inside
+# mitmdump"): the addon's parts, then what the addon costs mitmproxy and what mitmproxy costs.
+STACK_PARTS = [
+    StackPart("toolnames, all of it", lambda frames: any("(toolnames_" in f for f in frames)),
+    StackPart("its request hook", _calls("request (toolnames_mitm/addon.py)")),
+    StackPart("its response hook", _calls("response (toolnames_mitm/addon.py)")),
+    StackPart("of them: the splice", _calls("replace_strings (toolnames_core/jsonsplice.py)")),
+    StackPart("of them: reading the body", _in_file("toolnames_core/readers.py")),
+    StackPart("of them: marking and commenting the flow", _calls("mark (toolnames_mitm/flows.py)")),
+    StackPart("of them: its log lines, in the hook", _calls("log (toolnames_mitm/addon.py)")),
+    StackPart("mitmproxy's add_log fan-out of every log record", _log_fan_out),
+    StackPart("mitmproxy's hook dispatch, on top of the stack", lambda f: f[-1] in _DISPATCH),
+]
+
+
 @dataclass
 class Profile:
     samples: int
     functions: list[FunctionTime]  # most cumulative time first
+    parts: dict[str, int] = field(default_factory=dict)  # STACK_PARTS' samples, by name
 
     def top(self, n: int) -> list[FunctionTime]:
         return self.functions[:n]
@@ -96,6 +146,7 @@ def parse_collapsed(text: str) -> Profile:
     it recurses, so its cumulative share is the share of samples it was running in."""
     cumulative: Counter[str] = Counter()
     own: Counter[str] = Counter()
+    parts: Counter[str] = Counter()
     samples = 0
     for line in text.splitlines():
         stack, _, count = line.rpartition(" ")
@@ -109,9 +160,12 @@ def parse_collapsed(text: str) -> Profile:
         for function in set(frames):
             cumulative[function] += n
         own[frames[-1]] += n
+        for part in STACK_PARTS:
+            if part.holds(frames):
+                parts[part.name] += n
     functions = [FunctionTime(f, c, own[f]) for f, c in cumulative.items()]
     functions.sort(key=lambda t: (-t.cumulative, -t.own, t.function))
-    return Profile(samples, functions)
+    return Profile(samples, functions, {p.name: parts[p.name] for p in STACK_PARTS})
 
 
 def py_spy() -> Path:
@@ -137,8 +191,12 @@ def report_profile(profile: Profile, n: int = 25, own: tuple[str, ...] = ("tooln
         return table(["function (file)", "cumulative", "self"], body)
 
     mine = [t for t in profile.functions if any(f"({o}" in t.function for o in own)]
+    parts = [[name, share(count)] for name, count in profile.parts.items()]
     return (
         f"{profile.samples} samples.\n\n"
+        + "By part (the samples whose stack holds it):\n\n"
+        + table(["part", "samples"], parts)
+        + "\n\nBy function:\n\n"
         + rows(profile.functions)
         + "\n\nThe addon's own functions:\n\n"
         + rows(mine)

@@ -1,5 +1,6 @@
 """Reading a py-spy profile of a loaded mitmdump (benchmark.profile)."""
 
+from benchmark.profile import STACK_PARTS
 from benchmark.profile import FunctionTime
 from benchmark.profile import parse_collapsed
 from benchmark.profile import read_collapsed
@@ -34,7 +35,7 @@ def test_the_report_gives_shares_of_all_samples():
     assert text.startswith("20 samples.")
     assert "| run (asyncio/runners.py) | 100.0%     | 0.0%  |" in text
     assert "| select (selectors.py)    | 45.0%      | 45.0% |" in text
-    assert "request" not in text.split("The addon's own functions:")[0]
+    assert "request" not in text.split("By function:")[1].split("The addon's own functions:")[0]
 
 
 def test_the_addons_own_functions_get_a_table_of_their_own():
@@ -55,3 +56,47 @@ def test_a_raw_file_with_a_byte_that_is_not_utf8_is_read_all_the_same(tmp_path):
 
     assert profile.samples == 24
     assert profile.top(1) == [FunctionTime("run (asyncio/runners.py)", 24, 0)]
+
+
+# A loaded fix-mode mitmdump's stacks, one of each kind the parts tell apart.
+LOOP = "_run_once (asyncio/base_events.py:2027);_run (asyncio/events.py:89)"
+HOOKS = f"{LOOP};trigger_event (mitmproxy/addonmanager.py:290)"
+PARTS_COLLAPSED = f"""\
+{HOOKS};request (toolnames_mitm/addon.py:245);_fix (toolnames_core/exchange.py:300);replace_strings (toolnames_core/jsonsplice.py:426) 5
+{HOOKS};request (toolnames_mitm/addon.py:245);body (toolnames_core/readers.py:130) 3
+{HOOKS};response (toolnames_mitm/addon.py:354);mark (toolnames_mitm/flows.py:248) 2
+{HOOKS};response (toolnames_mitm/addon.py:354);log (toolnames_mitm/addon.py:208);warning (logging/__init__.py:1531) 4
+{LOOP};trigger (mitmproxy/addonmanager.py:305);_iter_hooks (mitmproxy/addonmanager.py:248) 6
+{HOOKS};_iter_hooks (mitmproxy/addonmanager.py:249) 7
+{HOOKS};_iter_hooks (mitmproxy/addonmanager.py:249);traverse (mitmproxy/addonmanager.py:30) 1
+{HOOKS};response (toolnames_mitm/addon.py:354);_redraw (toolnames_mitm/addon.py:305);trigger (mitmproxy/addonmanager.py:305) 1
+{HOOKS};request (mitmproxy/addons/anticache.py:24) 2
+{LOOP};read_headers (mitmproxy/proxy/layers/http/_http1.py:88) 12
+"""
+
+
+def test_each_part_counts_the_samples_whose_stack_holds_it():
+    parts = parse_collapsed(PARTS_COLLAPSED).parts
+
+    assert list(parts) == [part.name for part in STACK_PARTS]
+    assert parts == {
+        "toolnames, all of it": 15,
+        "its request hook": 8,  # another addon's request hook is not toolnames'
+        "its response hook": 7,
+        "of them: the splice": 5,
+        "of them: reading the body": 3,
+        "of them: marking and commenting the flow": 2,
+        "of them: its log lines, in the hook": 4,
+        # trigger run by the loop itself, as a log record schedules it; not one a hook calls.
+        "mitmproxy's add_log fan-out of every log record": 6,
+        # _iter_hooks and traverse on top, under the hooks' trigger_event or the fan-out.
+        "mitmproxy's hook dispatch, on top of the stack": 14,
+    }
+
+
+def test_the_report_leads_with_the_parts():
+    text = report_profile(parse_collapsed(PARTS_COLLAPSED), n=2)
+
+    parts = text.split("By part")[1].split("By function:")[0]
+    (splice,) = [line for line in parts.splitlines() if "| of them: the splice " in line]
+    assert splice.split("|")[2].strip() == "11.6%"  # 5 of 43 samples
