@@ -55,7 +55,10 @@ import mitmproxy.version
 from benchmark.cpu import bench_cpu
 from benchmark.mcp import bench_mcp
 from benchmark.profile import SAMPLE_RATE
-from benchmark.profile import profile_renaming
+from benchmark.profile import Profiled
+from benchmark.profile import observing_load
+from benchmark.profile import profile_mitmdump
+from benchmark.profile import renaming_load
 from benchmark.profile import report_profile
 from benchmark.report import TARGET_CPU
 from benchmark.report import TARGET_CPU_NO_TOOLS
@@ -77,6 +80,9 @@ from benchmark.scanning import bench_scan
 from benchmark.scanning import report_scan
 from benchmark.streaming import bench_stream
 from benchmark.throughput import CONNECTIONS
+from benchmark.throughput import FIX_MODE
+from benchmark.throughput import JSON_ONLY
+from benchmark.throughput import OBSERVE_MODE
 from benchmark.throughput import bench_renaming
 from benchmark.throughput import bench_rps
 from benchmark.throughput import planned_seconds
@@ -120,29 +126,41 @@ def markdown(heading: str, sections: list[str], summary: str) -> str:
     return "\n".join([*lines, summary, ""])
 
 
-def profiled_cases(labels: list[str]) -> list[Case]:
-    """The bodies ``--profile`` names, in its order: each a label of a body with tools (a
-    label may hold a comma, as "2 MB, 50 tools" does, so each body takes a --profile)."""
-    with_tools = {c.label: c for c in cases() if c.tools}
-    unknown = [label for label in labels if label not in with_tools]
+def profiled_cases(
+    labels: list[str], option: str = "--profile", tools_only: bool = True
+) -> list[Case]:
+    """The bodies ``option`` names, in its order: each a label of a body (of a body with
+    tools if ``tools_only``, as fix mode's are; a label may hold a comma, as "2 MB, 50 tools"
+    does, so each body takes its own flag)."""
+    known = {c.label: c for c in cases() if c.tools or not tools_only}
+    unknown = [label for label in labels if label not in known]
     if unknown:
-        raise SystemExit(
-            f"--profile: no body with tools is labelled {unknown[0]!r} ({', '.join(with_tools)})"
-        )
-    return [with_tools[label] for label in dict.fromkeys(labels)]
+        kind = "body with tools" if tools_only else "body"
+        raise SystemExit(f"{option}: no {kind} is labelled {unknown[0]!r} ({', '.join(known)})")
+    return [known[label] for label in dict.fromkeys(labels)]
+
+
+# What each profile section says its mitmdump is, by the table's variant name.
+_PROFILED_AS = {
+    FIX_MODE: "fix mode's mitmdump (msgspec), the body MCP-named",
+    OBSERVE_MODE: "observe mode's mitmdump (msgspec)",
+    JSON_ONLY: "the json.loads-only mitmdump observe mode is judged against",
+}
 
 
 def _profile(
-    args: argparse.Namespace, case: Case, binary: Path, workdir: Path, connections: list[int]
+    args: argparse.Namespace, profiled: Profiled, binary: Path, workdir: Path, connections: int
 ) -> str:
-    """(b)'s fix-mode row of one body, profiled inside the loaded mitmdump."""
+    """One of (b)'s mitmdumps under its row's load, profiled; its raw stacks beside the run's
+    markdown."""
     path = args.markdown
-    raw = path.with_name(f"{path.stem}.profile-{_slug(case.label)}.txt")
+    name = _slug(f"{profiled.variant.name} {profiled.label}")
+    raw = path.with_name(f"{path.stem}.profile-{name}.txt")
     raw.parent.mkdir(parents=True, exist_ok=True)
-    found = profile_renaming(case, binary, workdir, args.quick, max(connections), raw_out=raw)
+    found = profile_mitmdump(profiled, binary, workdir, args.quick, connections, raw_out=raw)
     return (
-        f"(b) Profile of fix mode's mitmdump (msgspec), {case.label} MCP-named, under load from "
-        f"{max(connections)} connections: py-spy, {SAMPLE_RATE} samples/s, pausing it for each "
+        f"(b) Profile of {_PROFILED_AS[profiled.variant.name]}, {profiled.label}, under load "
+        f"from {connections} connections: py-spy, {SAMPLE_RATE} samples/s, pausing it for each "
         "(whole stacks); cumulative = share of samples with the function on the stack, self = "
         "on top.\n    "
         f"py-spy's raw stacks (collapsed, for a flame graph): {raw}\n\n" + report_profile(found)
@@ -168,6 +186,14 @@ def main(argv: list[str] | None = None) -> int:
         "functions by cumulative time",
     )
     parser.add_argument(
+        "--profile-observe",
+        action="append",
+        default=[],
+        metavar="BODY",
+        help="the same for observe mode's mitmdump, and for the json.loads-only mitmdump it "
+        "is judged against, under the same load (any body, e.g. 'no tools, small')",
+    )
+    parser.add_argument(
         "--markdown",
         type=Path,
         default=None,
@@ -191,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     connections = sorted({int(n) for n in args.connections.split(",") if n.strip()})
     chosen = cases(labels_with=[c.strip() for c in args.cases.split(",") if c.strip()])
     parts = {p.strip() for p in args.only.split(",") if p.strip()}
-    profiled = profiled_cases(args.profile)  # a wrong label stops the run before it starts
+    # A wrong label stops the run before it starts.
+    profiled = profiled_cases(args.profile)
+    profiled_observing = profiled_cases(args.profile_observe, "--profile-observe", tools_only=False)
     # Named at the start: the profiles' raw stacks are written beside it, during the run.
     args.markdown = args.markdown or default_markdown_path(args.quick)
     binary = args.mitmdump or own_mitmdump()
@@ -277,8 +305,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_RENAMING_RPS_FAST}.\n\n" + part.text
             )
             targets += part.targets
-            for case in profiled:
-                sections.append(_profile(args, case, binary, workdir, connections))
+            loads = [renaming_load(case, workdir) for case in profiled]
+            for case in profiled_observing:
+                loads += [observing_load(case, workdir, v) for v in (OBSERVE_MODE, JSON_ONLY)]
+            for load in loads:
+                sections.append(_profile(args, load, binary, workdir, max(connections)))
             took["b"] = time.monotonic() - part_started
         if "c" in parts:
             part_started = time.monotonic()

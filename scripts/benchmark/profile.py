@@ -24,10 +24,13 @@ from typing import NamedTuple
 
 from benchmark.report import table
 from benchmark.throughput import FIX_MODE
-from benchmark.throughput import NAIVE_RENAMING
-from benchmark.throughput import RENAMING_SCRIPT
+from benchmark.throughput import JSON_ONLY_SCRIPT_NAME
+from benchmark.throughput import OBSERVE_MODE
+from benchmark.throughput import Variant
 from benchmark.throughput import first_alias
+from benchmark.throughput import observe_variants
 from benchmark.throughput import raise_on_logged_errors
+from benchmark.throughput import renaming_variants
 from benchmark.throughput import schedule
 from benchmark.throughput import start_bench_mitmdump
 from benchmark.workload import CHAT_PATH
@@ -39,26 +42,25 @@ from benchmark.workload import mcp_named
 from harness.load import LoadRequest
 from harness.load import progress
 from harness.load import run_load
-from harness.mitmdump import ADDON_SCRIPT
 from harness.processes import ProcessGroup
 from harness.sink import http_answer
 from harness.sink import start_sink
 
 __all__ = [
-    "PROFILED",
     "STACK_PARTS",
     "FunctionTime",
     "Profile",
+    "Profiled",
     "StackPart",
     "parse_collapsed",
     "read_collapsed",
-    "profile_renaming",
+    "observing_load",
+    "profile_mitmdump",
+    "renaming_load",
     "py_spy",
     "report_profile",
 ]
 
-# The mitmdumps a profile can be taken of, as (b)'s fix table names them.
-PROFILED = (FIX_MODE, NAIVE_RENAMING)
 SAMPLE_RATE = 200  # per second
 SECONDS = {True: 4.0, False: 12.0}  # quick, full
 
@@ -100,8 +102,15 @@ _DISPATCH = frozenset(
     f"{name} (mitmproxy/addonmanager.py)" for name in ("_iter_hooks", "traverse", "trigger_event")
 )
 
-# What fix mode's time goes to (docs/performance.md, "Where fix mode's time goes inside
-# mitmdump"): the addon's parts, then what the addon costs mitmproxy and what mitmproxy costs.
+
+def _in_script(name: str) -> Callable[[list[str]], bool]:
+    # A script mitmdump loads with -s is named by its path, wherever the bench wrote it.
+    return lambda frames: any(f.endswith((f"/{name})", f"({name})")) for f in frames)
+
+
+# What a loaded mitmdump's time goes to (docs/performance.md, "Where fix mode's time goes
+# inside mitmdump"): the addon's parts; the json.loads-only script's, where observe mode is
+# profiled beside it; then what the addon costs mitmproxy and what mitmproxy costs.
 STACK_PARTS = [
     StackPart("toolnames, all of it", lambda frames: any("(toolnames_" in f for f in frames)),
     StackPart("its request hook", _calls("request (toolnames_mitm/addon.py)")),
@@ -110,6 +119,7 @@ STACK_PARTS = [
     StackPart("of them: reading the body", _in_file("toolnames_core/readers.py")),
     StackPart("of them: marking and commenting the flow", _calls("mark (toolnames_mitm/flows.py)")),
     StackPart("of them: its log lines, in the hook", _calls("log (toolnames_mitm/addon.py)")),
+    StackPart("the json.loads-only script's hooks", _in_script(JSON_ONLY_SCRIPT_NAME)),
     StackPart("mitmproxy's add_log fan-out of every log record", _log_fan_out),
     StackPart("mitmproxy's hook dispatch, on top of the stack", lambda f: f[-1] in _DISPATCH),
 ]
@@ -203,35 +213,61 @@ def report_profile(profile: Profile, n: int = 25, own: tuple[str, ...] = ("tooln
     )
 
 
-def profile_renaming(
-    case: Case,
+class Profiled(NamedTuple):
+    """A mitmdump of one of (b)'s tables and the load of one body through it, to profile."""
+
+    variant: Variant
+    label: str  # the body's
+    body: bytes
+    answer: bytes  # the sink's, to every request
+
+
+def renaming_load(case: Case, workdir: Path, variant: str = FIX_MODE) -> Profiled:
+    """(b)'s fix-mode row of ``case`` (every tool MCP-named, the answer calling the first by
+    its alias) through one of that table's mitmdumps (``variant``: the addon in fix mode by
+    default)."""
+    named = mcp_named(case.raw)
+    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(first_alias(named)))
+    return Profiled(_variant(renaming_variants(workdir), variant), case.label, named, answer)
+
+
+def observing_load(case: Case, workdir: Path, variant: str = OBSERVE_MODE) -> Profiled:
+    """(b)'s observe row of ``case`` (the body as the app sends it, a text answer) through one
+    of that table's mitmdumps (``variant``: the addon in observe mode by default, or the
+    json.loads-only script it is judged against)."""
+    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
+    return Profiled(_variant(observe_variants(workdir), variant), case.label, case.raw, answer)
+
+
+def _variant(variants: list[Variant], name: str) -> Variant:
+    found = {v.name: v for v in variants}
+    if name not in found:
+        raise SystemExit(f"no mitmdump {name!r} to profile ({', '.join(found)})")
+    return found[name]
+
+
+def profile_mitmdump(
+    profiled: Profiled,
     binary: Path,
     workdir: Path,
     quick: bool,
     connections: int,
-    variant: str = FIX_MODE,
     raw_out: Path | None = None,
 ) -> Profile:
-    """(b)'s fix-mode row of ``case`` (every tool MCP-named, the answer calling the first by
-    its alias) through one mitmdump, ``variant`` (the addon in fix mode, or the naive
-    renaming script), loaded from ``connections`` connections while py-spy samples it."""
-    named = mcp_named(case.raw)
-    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(first_alias(named)))
-    if variant == FIX_MODE:
-        scripts, options = [ADDON_SCRIPT], {"toolnames_mode": "fix"}
-    else:
-        script = workdir / "naive_renaming.py"
-        script.write_text(RENAMING_SCRIPT)
-        scripts, options = [script], {}
+    """``profiled``'s mitmdump, loaded with its body from ``connections`` connections while
+    py-spy samples it; py-spy's raw stacks are kept in ``raw_out``."""
+    variant = profiled.variant
     seconds = SECONDS[quick]
     raw_out = raw_out or workdir / "profile.txt"
 
     def requests(i: int) -> LoadRequest:
-        return LoadRequest(CHAT_PATH, named, SDK_LOAD_HEADERS)
+        return LoadRequest(CHAT_PATH, profiled.body, SDK_LOAD_HEADERS)
 
     with ProcessGroup() as group:
-        upstream = group.add(start_sink(workdir, answer, name="sink-profile"))
-        proc = start_bench_mitmdump(group, variant, binary, upstream.url, workdir, scripts, options)
+        upstream = group.add(start_sink(workdir, profiled.answer, name="sink-profile"))
+        proc = start_bench_mitmdump(
+            group, variant.name, binary, upstream.url, workdir, variant.scripts, variant.options
+        )
         warm = connections * schedule(quick).warm_per_connection
         run_load(proc.port, requests, connections, count=warm)
         command = [
@@ -248,7 +284,9 @@ def profile_renaming(
             "--output",
             str(raw_out),
         ]
-        progress(f"(b) profile: {variant}, {case.label}, {seconds:.0f}s of py-spy under load")
+        progress(
+            f"(b) profile: {variant.name}, {profiled.label}, {seconds:.0f}s of py-spy under load"
+        )
         spy = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
             # The load outlasts the sampling, so that every sample is of a loaded mitmdump.

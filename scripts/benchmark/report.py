@@ -18,6 +18,7 @@ from benchmark.throughput import JSON_ONLY
 from benchmark.throughput import JSON_ONLY_AGAIN
 from benchmark.throughput import JSON_READER
 from benchmark.throughput import NAIVE_RENAMING
+from benchmark.throughput import OBSERVE_MODE
 from benchmark.throughput import RENAMING_VARIANTS
 from benchmark.throughput import VARIANTS
 from benchmark.throughput import RateRow
@@ -324,8 +325,8 @@ def _rps_targets(row: RpsRow) -> list[Target]:
 def report_rps(rows: list[RpsRow]) -> Part:
     targets = [target for row in rows for target in _rps_targets(row)]
     variants = list(VARIANTS)
-    ratios = [(v, JSON_ONLY) for v in (JSON_ONLY_AGAIN, "toolnames", JSON_READER) if v in VARIANTS]
-    ratios.append(("toolnames", "plain"))
+    ratios = [(v, JSON_ONLY) for v in (JSON_ONLY_AGAIN, OBSERVE_MODE, JSON_READER) if v in VARIANTS]
+    ratios.append((OBSERVE_MODE, "plain"))
     return Part(_rate_tables(rows, variants, ratios), targets)
 
 

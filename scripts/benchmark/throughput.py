@@ -46,8 +46,10 @@ __all__ = [
     "JSON_ONLY",
     "JSON_ONLY_AGAIN",
     "JSON_ONLY_SCRIPT",
+    "JSON_ONLY_SCRIPT_NAME",
     "JSON_READER",
     "NAIVE_RENAMING",
+    "OBSERVE_MODE",
     "QUICK_SCHEDULE",
     "RENAMING_SCRIPT",
     "RENAMING_VARIANTS",
@@ -61,9 +63,12 @@ __all__ = [
     "bench_renaming",
     "bench_rps",
     "first_alias",
+    "json_only_script",
+    "observe_variants",
     "per_connections",
     "planned_seconds",
     "raise_on_logged_errors",
+    "renaming_variants",
     "run_rounds",
     "run_rows",
     "schedule",
@@ -80,6 +85,7 @@ def response(flow):
     json.loads(flow.response.content or b"null")
 """
 
+JSON_ONLY_SCRIPT_NAME = "json_only.py"  # its file's, in the bench's working directory
 # The mitmdump running JSON_ONLY_SCRIPT, in both (b) tables. In the observe table it is the
 # least an addon that reads the tools can cost; in the renaming table, on the same bodies and
 # answer in the same rounds, the floor: it parses what a renamer must and renames nothing, so
@@ -89,13 +95,15 @@ JSON_ONLY = "json.loads only"
 # what two processes doing the same work differ by on this machine (an A/A comparison), the
 # noise a ratio of two mitmdumps carries before either addon is judged.
 JSON_ONLY_AGAIN = "json.loads only, again"
-# The addon as it runs (msgspec where it can be imported), and with each other reader.
+# The addon as it runs by default (observe mode, msgspec where it can be imported), and with
+# each other reader.
+OBSERVE_MODE = "toolnames"
 JSON_READER = "toolnames, json reader"
 VARIANTS = (
     "plain",
     JSON_ONLY,
     JSON_ONLY_AGAIN,
-    "toolnames",
+    OBSERVE_MODE,
     *([JSON_READER] if len(READERS) > 1 else []),
 )
 
@@ -235,11 +243,11 @@ class RpsRow(RateRow):
     def ratio(self) -> float:
         """The addon against the least any addon that reads the tools can cost: mitmdump
         with a json.loads-only script (best rounds)."""
-        return self.rate_ratio("toolnames", JSON_ONLY)
+        return self.rate_ratio(OBSERVE_MODE, JSON_ONLY)
 
     @property
     def ratio_to_plain(self) -> float:
-        return self.rate_ratio("toolnames", "plain")
+        return self.rate_ratio(OBSERVE_MODE, "plain")
 
     def of_json_only(self, variant: str, connections: int | None = None) -> float | None:
         """``variant``'s req/s over the json.loads-only mitmdump's; None if not measured."""
@@ -250,7 +258,7 @@ class RpsRow(RateRow):
     @property
     def cpu_ratio(self) -> float:
         """What the ratio would be if mitmdump's CPU were all that limited the rate."""
-        return self.cpu_ms("plain") / self.cpu_ms("toolnames")
+        return self.cpu_ms("plain") / self.cpu_ms(OBSERVE_MODE)
 
 
 def start_bench_mitmdump(
@@ -435,36 +443,58 @@ def run_rows(
     return rows
 
 
-def _json_only_script(workdir: Path) -> Path:
+def json_only_script(workdir: Path) -> Path:
     """JSON_ONLY_SCRIPT as a file in ``workdir``, for mitmdump's ``-s``."""
-    path = workdir / "json_only.py"
+    path = workdir / JSON_ONLY_SCRIPT_NAME
     path.write_text(JSON_ONLY_SCRIPT)
     return path
 
 
-def bench_rps(
-    chosen: list[Case], binary: Path, workdir: Path, quick: bool, connections: list[int]
-) -> list[RpsRow]:
-    json_only = _json_only_script(workdir)
-    variants = [
+def observe_variants(workdir: Path) -> list[Variant]:
+    """The mitmdumps of (b)'s observe table, in its column order."""
+    json_only = json_only_script(workdir)
+    return [
         Variant("plain", [], {}),
         Variant(JSON_ONLY, [json_only], {}),
         Variant(JSON_ONLY_AGAIN, [json_only], {}),
-        Variant("toolnames", [ADDON_SCRIPT], {}),
+        Variant(OBSERVE_MODE, [ADDON_SCRIPT], {}),
         *(
             [Variant(JSON_READER, [ADDON_SCRIPT], {"toolnames_reader": "json"})]
             if JSON_READER in VARIANTS
             else []
         ),
     ]
+
+
+def renaming_variants(workdir: Path) -> list[Variant]:
+    """The mitmdumps of (b)'s fix-mode table, in its column order."""
+    script = workdir / "naive_renaming.py"
+    script.write_text(RENAMING_SCRIPT)
+    fix = {"toolnames_mode": "fix"}
+    return [
+        Variant(NAIVE_RENAMING, [script], {}),
+        Variant(JSON_ONLY, [json_only_script(workdir)], {}),
+        Variant(FIX_MODE, [ADDON_SCRIPT], fix),
+        *(
+            [Variant(FIX_JSON_READER, [ADDON_SCRIPT], {**fix, "toolnames_reader": "json"})]
+            if FIX_JSON_READER in RENAMING_VARIANTS
+            else []
+        ),
+    ]
+
+
+def bench_rps(
+    chosen: list[Case], binary: Path, workdir: Path, quick: bool, connections: list[int]
+) -> list[RpsRow]:
+    variants = observe_variants(workdir)
     chosen = [c for c in chosen if not quick or c.label in QUICK_RPS_CASES]
 
     def line(row: RpsRow) -> str:
         return (
             f"(b) {row.case.label:<16} req/s {per_connections(row)}: "
-            + "  ".join(f"{v} {row.rates(v)}" for v in ("plain", JSON_ONLY, "toolnames"))
+            + "  ".join(f"{v} {row.rates(v)}" for v in ("plain", JSON_ONLY, OBSERVE_MODE))
             + f"  ratio to json.loads only {row.ratio:.3f}   mitmdump CPU ms/request "
-            + ", ".join(f"{v} {row.cpu_text(v)}" for v in ("plain", JSON_ONLY, "toolnames"))
+            + ", ".join(f"{v} {row.cpu_text(v)}" for v in ("plain", JSON_ONLY, OBSERVE_MODE))
         )
 
     answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
@@ -485,20 +515,7 @@ def bench_renaming(
         return []
     named = {case.label: mcp_named(case.raw) for case in chosen}
     (alias,) = {first_alias(body) for body in named.values()}
-    script = workdir / "naive_renaming.py"
-    script.write_text(RENAMING_SCRIPT)
-    json_only = _json_only_script(workdir)
-    fix = {"toolnames_mode": "fix"}
-    variants = [
-        Variant(NAIVE_RENAMING, [script], {}),
-        Variant(JSON_ONLY, [json_only], {}),
-        Variant(FIX_MODE, [ADDON_SCRIPT], fix),
-        *(
-            [Variant(FIX_JSON_READER, [ADDON_SCRIPT], {**fix, "toolnames_reader": "json"})]
-            if FIX_JSON_READER in RENAMING_VARIANTS
-            else []
-        ),
-    ]
+    variants = renaming_variants(workdir)
 
     def line(row: RenamingRow) -> str:
         return (

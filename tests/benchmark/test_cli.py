@@ -96,3 +96,13 @@ def test_a_profile_of_no_body_with_tools_stops_the_run_before_it_starts(capsys, 
 
     assert f"no body with tools is labelled {label!r}" in str(caught.value.code)
     assert capsys.readouterr().out == ""  # nothing measured first
+
+
+def test_observe_mode_is_profiled_with_any_body_fix_mode_only_with_one_with_tools():
+    chosen = profiled_cases(["no tools, small", "10 tools"], "--profile-observe", tools_only=False)
+
+    assert [c.label for c in chosen] == ["no tools, small", "10 tools"]
+    with pytest.raises(SystemExit, match="--profile-observe: no body is labelled '11 tools'"):
+        main(
+            ["--only", "a", "--profile-observe", "no tools, small", "--profile-observe", "11 tools"]
+        )
