@@ -82,6 +82,7 @@ from benchmark.streaming import bench_stream
 from benchmark.throughput import CONNECTIONS
 from benchmark.throughput import FIX_MODE
 from benchmark.throughput import JSON_ONLY
+from benchmark.throughput import NAIVE_RENAMING
 from benchmark.throughput import OBSERVE_MODE
 from benchmark.throughput import bench_renaming
 from benchmark.throughput import bench_rps
@@ -143,6 +144,7 @@ def profiled_cases(
 # What each profile section says its mitmdump is, by the table's variant name.
 _PROFILED_AS = {
     FIX_MODE: "fix mode's mitmdump (msgspec), the body MCP-named",
+    NAIVE_RENAMING: "the naive renaming mitmdump fix mode is judged against, the body MCP-named",
     OBSERVE_MODE: "observe mode's mitmdump (msgspec)",
     JSON_ONLY: "the json.loads-only mitmdump observe mode is judged against",
 }
@@ -182,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="BODY",
         help="after (b), py-spy samples fix mode's mitmdump under load with this body (a "
-        "label, e.g. '100 tools'; again for another body) and the report lists the top "
-        "functions by cumulative time",
+        "label, e.g. '100 tools'; again for another body), and the naive renaming mitmdump "
+        "under the same load; the report lists where each spends its time",
     )
     parser.add_argument(
         "--profile-observe",
@@ -305,7 +307,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_RENAMING_RPS_FAST}.\n\n" + part.text
             )
             targets += part.targets
-            loads = [renaming_load(case, workdir) for case in profiled]
+            loads = [
+                renaming_load(case, workdir, v)
+                for case in profiled
+                for v in (FIX_MODE, NAIVE_RENAMING)
+            ]
             for case in profiled_observing:
                 loads += [observing_load(case, workdir, v) for v in (OBSERVE_MODE, JSON_ONLY)]
             for load in loads:

@@ -26,6 +26,7 @@ from benchmark.report import table
 from benchmark.throughput import FIX_MODE
 from benchmark.throughput import JSON_ONLY_SCRIPT_NAME
 from benchmark.throughput import OBSERVE_MODE
+from benchmark.throughput import RENAMING_SCRIPT_NAME
 from benchmark.throughput import Variant
 from benchmark.throughput import first_alias
 from benchmark.throughput import observe_variants
@@ -109,8 +110,8 @@ def _in_script(name: str) -> Callable[[list[str]], bool]:
 
 
 # What a loaded mitmdump's time goes to (docs/performance.md, "Where fix mode's time goes
-# inside mitmdump"): the addon's parts; the json.loads-only script's, where observe mode is
-# profiled beside it; then what the addon costs mitmproxy and what mitmproxy costs.
+# inside mitmdump"): the addon's parts; the scripts' it is judged against (profiled beside it,
+# under the same load); then what the addon costs mitmproxy and what mitmproxy costs.
 STACK_PARTS = [
     StackPart("toolnames, all of it", lambda frames: any("(toolnames_" in f for f in frames)),
     StackPart("its request hook", _calls("request (toolnames_mitm/addon.py)")),
@@ -120,6 +121,7 @@ STACK_PARTS = [
     StackPart("of them: marking and commenting the flow", _calls("mark (toolnames_mitm/flows.py)")),
     StackPart("of them: its log lines, in the hook", _calls("log (toolnames_mitm/addon.py)")),
     StackPart("the json.loads-only script's hooks", _in_script(JSON_ONLY_SCRIPT_NAME)),
+    StackPart("the naive renaming script's hooks", _in_script(RENAMING_SCRIPT_NAME)),
     StackPart("mitmproxy's add_log fan-out of every log record", _log_fan_out),
     StackPart("mitmproxy's hook dispatch, on top of the stack", lambda f: f[-1] in _DISPATCH),
 ]

@@ -52,6 +52,7 @@ __all__ = [
     "OBSERVE_MODE",
     "QUICK_SCHEDULE",
     "RENAMING_SCRIPT",
+    "RENAMING_SCRIPT_NAME",
     "RENAMING_VARIANTS",
     "VARIANTS",
     "RateRow",
@@ -347,6 +348,9 @@ def first_alias(named: bytes) -> str:
     return json.loads(exchange.new_body)["tools"][0]["function"]["name"]
 
 
+RENAMING_SCRIPT_NAME = "naive_renaming.py"  # its file's, in the bench's working directory
+
+
 class Variant(NamedTuple):
     """One mitmdump of a (b) table: its column's name, the scripts it loads and its options."""
 
@@ -468,7 +472,7 @@ def observe_variants(workdir: Path) -> list[Variant]:
 
 def renaming_variants(workdir: Path) -> list[Variant]:
     """The mitmdumps of (b)'s fix-mode table, in its column order."""
-    script = workdir / "naive_renaming.py"
+    script = workdir / RENAMING_SCRIPT_NAME
     script.write_text(RENAMING_SCRIPT)
     fix = {"toolnames_mode": "fix"}
     return [
