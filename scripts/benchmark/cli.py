@@ -55,10 +55,13 @@ import mitmproxy.version
 from benchmark.cpu import bench_cpu
 from benchmark.mcp import bench_mcp
 from benchmark.profile import SAMPLE_RATE
+from benchmark.profile import Profile
 from benchmark.profile import Profiled
+from benchmark.profile import compare
 from benchmark.profile import observing_load
 from benchmark.profile import profile_mitmdump
 from benchmark.profile import renaming_load
+from benchmark.profile import report_comparison
 from benchmark.profile import report_profile
 from benchmark.report import TARGET_CPU
 from benchmark.report import TARGET_CPU_NO_TOOLS
@@ -152,21 +155,39 @@ _PROFILED_AS = {
 
 def _profile(
     args: argparse.Namespace, profiled: Profiled, binary: Path, workdir: Path, connections: int
-) -> str:
-    """One of (b)'s mitmdumps under its row's load, profiled; its raw stacks beside the run's
-    markdown."""
+) -> tuple[str, Profile]:
+    """One of (b)'s mitmdumps under its row's load, profiled, and its report; its raw stacks
+    beside the run's markdown."""
     path = args.markdown
     name = _slug(f"{profiled.variant.name} {profiled.label}")
     raw = path.with_name(f"{path.stem}.profile-{name}.txt")
     raw.parent.mkdir(parents=True, exist_ok=True)
     found = profile_mitmdump(profiled, binary, workdir, args.quick, connections, raw_out=raw)
-    return (
+    text = (
         f"(b) Profile of {_PROFILED_AS[profiled.variant.name]}, {profiled.label}, under load "
         f"from {connections} connections: py-spy, {SAMPLE_RATE} samples/s, pausing it for each "
         "(whole stacks); cumulative = share of samples with the function on the stack, self = "
         "on top.\n    "
         f"py-spy's raw stacks (collapsed, for a flame graph): {raw}\n\n" + report_profile(found)
     )
+    return text, found
+
+
+def _profiles(
+    args: argparse.Namespace,
+    pair: tuple[Profiled, Profiled],
+    binary: Path,
+    workdir: Path,
+    connections: int,
+) -> list[str]:
+    """The addon's mitmdump and the one it is judged against, profiled under the same load
+    from ``connections`` connections, and what their profiles say of the two side by side."""
+    addon, reference = pair
+    addon_text, addon_found = _profile(args, addon, binary, workdir, connections)
+    reference_text, reference_found = _profile(args, reference, binary, workdir, connections)
+    found = compare(addon_found, reference_found, reference.variant.name)
+    names = addon.variant.name, reference.variant.name
+    return [addon_text, reference_text, f"(b) {addon.label}: " + report_comparison(found, *names)]
 
 
 def _slug(label: str) -> str:
@@ -307,15 +328,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"{TARGET_RENAMING_RPS_FAST}.\n\n" + part.text
             )
             targets += part.targets
-            loads = [
-                renaming_load(case, workdir, v)
+            pairs = [
+                (renaming_load(case, workdir), renaming_load(case, workdir, NAIVE_RENAMING))
                 for case in profiled
-                for v in (FIX_MODE, NAIVE_RENAMING)
             ]
-            for case in profiled_observing:
-                loads += [observing_load(case, workdir, v) for v in (OBSERVE_MODE, JSON_ONLY)]
-            for load in loads:
-                sections.append(_profile(args, load, binary, workdir, max(connections)))
+            pairs += [
+                (observing_load(case, workdir), observing_load(case, workdir, JSON_ONLY))
+                for case in profiled_observing
+            ]
+            for pair in pairs:
+                sections += _profiles(args, pair, binary, workdir, max(connections))
             took["b"] = time.monotonic() - part_started
         if "c" in parts:
             part_started = time.monotonic()

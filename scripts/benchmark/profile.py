@@ -24,7 +24,9 @@ from typing import NamedTuple
 
 from benchmark.report import table
 from benchmark.throughput import FIX_MODE
+from benchmark.throughput import JSON_ONLY
 from benchmark.throughput import JSON_ONLY_SCRIPT_NAME
+from benchmark.throughput import NAIVE_RENAMING
 from benchmark.throughput import OBSERVE_MODE
 from benchmark.throughput import RENAMING_SCRIPT_NAME
 from benchmark.throughput import Variant
@@ -48,16 +50,21 @@ from harness.sink import http_answer
 from harness.sink import start_sink
 
 __all__ = [
+    "ADDON_PART",
+    "SCRIPT_PARTS",
     "STACK_PARTS",
+    "Comparison",
     "FunctionTime",
     "Profile",
     "Profiled",
     "StackPart",
     "parse_collapsed",
     "read_collapsed",
+    "compare",
     "observing_load",
     "profile_mitmdump",
     "renaming_load",
+    "report_comparison",
     "py_spy",
     "report_profile",
 ]
@@ -112,16 +119,22 @@ def _in_script(name: str) -> Callable[[list[str]], bool]:
 # What a loaded mitmdump's time goes to (docs/performance.md, "Where fix mode's time goes
 # inside mitmdump"): the addon's parts; the scripts' it is judged against (profiled beside it,
 # under the same load); then what the addon costs mitmproxy and what mitmproxy costs.
+ADDON_PART = "toolnames, all of it"
+# The part of each reference mitmdump's samples that is its script's, by (b)'s name for it.
+SCRIPT_PARTS = {
+    JSON_ONLY: "the json.loads-only script's hooks",
+    NAIVE_RENAMING: "the naive renaming script's hooks",
+}
 STACK_PARTS = [
-    StackPart("toolnames, all of it", lambda frames: any("(toolnames_" in f for f in frames)),
+    StackPart(ADDON_PART, lambda frames: any("(toolnames_" in f for f in frames)),
     StackPart("its request hook", _calls("request (toolnames_mitm/addon.py)")),
     StackPart("its response hook", _calls("response (toolnames_mitm/addon.py)")),
     StackPart("of them: the splice", _calls("replace_strings (toolnames_core/jsonsplice.py)")),
     StackPart("of them: reading the body", _in_file("toolnames_core/readers.py")),
     StackPart("of them: marking and commenting the flow", _calls("mark (toolnames_mitm/flows.py)")),
     StackPart("of them: its log lines, in the hook", _calls("log (toolnames_mitm/addon.py)")),
-    StackPart("the json.loads-only script's hooks", _in_script(JSON_ONLY_SCRIPT_NAME)),
-    StackPart("the naive renaming script's hooks", _in_script(RENAMING_SCRIPT_NAME)),
+    StackPart(SCRIPT_PARTS[JSON_ONLY], _in_script(JSON_ONLY_SCRIPT_NAME)),
+    StackPart(SCRIPT_PARTS[NAIVE_RENAMING], _in_script(RENAMING_SCRIPT_NAME)),
     StackPart("mitmproxy's add_log fan-out of every log record", _log_fan_out),
     StackPart("mitmproxy's hook dispatch, on top of the stack", lambda f: f[-1] in _DISPATCH),
 ]
@@ -135,6 +148,50 @@ class Profile:
 
     def top(self, n: int) -> list[FunctionTime]:
         return self.functions[:n]
+
+    def share(self, part: str) -> float:
+        """The share of samples whose stack holds ``part`` (a STACK_PARTS name)."""
+        return self.parts[part] / self.samples if self.samples else 0.0
+
+
+class Comparison(NamedTuple):
+    """The addon's mitmdump and the one it is judged against, under the same load, by their
+    profiles: the share of each one's samples in its hooks (the addon's, the script's).
+
+    A mitmdump spends ``r`` a request on the rest of the flow (mitmproxy's work, the same
+    for both) and ``s / (1 - s) * r`` in hooks that hold a share ``s`` of its samples, so it
+    serves ``(1 - s) / r`` requests a second. The addon's over the reference's is then
+    ``(1 - addon) / (1 - reference)``, whatever ``r`` is, and an addon that cost nothing
+    would reach ``1 / (1 - reference)``: what (b)'s ratio would read without the noise of
+    two processes measured apart (the rest is not quite the same: the addon's log lines are
+    fanned out by mitmproxy, and a renamed body's bytes differ)."""
+
+    addon: float
+    reference: float
+
+    @property
+    def ratio(self) -> float:
+        return (1 - self.addon) / (1 - self.reference)
+
+    @property
+    def ceiling(self) -> float:
+        return 1 / (1 - self.reference)
+
+
+def compare(addon: Profile, reference: Profile, reference_name: str) -> Comparison:
+    """``addon``'s profile against ``reference``'s, the mitmdump (b) names ``reference_name``."""
+    return Comparison(addon.share(ADDON_PART), reference.share(SCRIPT_PARTS[reference_name]))
+
+
+def report_comparison(found: Comparison, addon_name: str, reference_name: str) -> str:
+    return (
+        f"From the two profiles: toolnames in {100 * found.addon:.1f}% of the samples of "
+        f"{addon_name}, the script in {100 * found.reference:.1f}% of those of "
+        f"{reference_name}. With mitmproxy's own work per request the same in both, "
+        f"{addon_name} serves {found.ratio:.3f} of {reference_name}'s requests; an addon "
+        f"that cost nothing would serve {found.ceiling:.3f} of them "
+        "(benchmark.profile.Comparison)."
+    )
 
 
 def _function(frame: str) -> str:

@@ -1,10 +1,17 @@
 """Reading a py-spy profile of a loaded mitmdump (benchmark.profile)."""
 
+import pytest
+
 from benchmark.profile import STACK_PARTS
+from benchmark.profile import Comparison
 from benchmark.profile import FunctionTime
+from benchmark.profile import compare
 from benchmark.profile import parse_collapsed
 from benchmark.profile import read_collapsed
+from benchmark.profile import report_comparison
 from benchmark.profile import report_profile
+from benchmark.throughput import JSON_ONLY
+from benchmark.throughput import NAIVE_RENAMING
 
 # py-spy's raw output: a stack per line, outermost frame first, then its samples.
 COLLAPSED = """\
@@ -107,3 +114,32 @@ def test_the_report_leads_with_the_parts():
     parts = text.split("By part")[1].split("By function:")[0]
     (splice,) = [line for line in parts.splitlines() if "| of them: the splice " in line]
     assert splice.split("|")[2].strip() == "10.0%"  # 5 of 50 samples
+
+
+@pytest.mark.parametrize(
+    ("rest", "addon", "script"),
+    [(1.0, 0.2, 0.1), (2.5, 0.1, 0.9), (1.0, 3.0, 3.5), (0.7, 0.0, 0.4)],
+)
+def test_two_profiles_give_the_ratio_of_requests_their_costs_give(rest, addon, script):
+    # Two mitmdumps doing the same rest of the flow a request, one with the addon's hooks, one
+    # with the script's: the ratio their profiles' shares give is that of their throughputs.
+    found = Comparison(addon / (rest + addon), script / (rest + script))
+
+    assert found.ratio == pytest.approx((rest + script) / (rest + addon))
+    assert found.ceiling == pytest.approx((rest + script) / rest)
+
+
+def test_a_comparison_takes_the_addons_part_and_the_reference_scripts_own():
+    profile = parse_collapsed(PARTS_COLLAPSED)  # 50 samples: toolnames 15, the scripts 4 and 2
+
+    assert compare(profile, profile, JSON_ONLY) == Comparison(15 / 50, 4 / 50)
+    assert compare(profile, profile, NAIVE_RENAMING) == Comparison(15 / 50, 2 / 50)
+
+
+def test_a_comparison_is_said_with_both_shares_and_what_they_give():
+    text = report_comparison(Comparison(0.169, 0.102), "toolnames fix", "naive renaming")
+
+    assert "toolnames in 16.9% of the samples of toolnames fix" in text
+    assert "the script in 10.2% of those of naive renaming" in text
+    assert "serves 0.925 of naive renaming's requests" in text
+    assert "would serve 1.114 of them" in text
