@@ -116,9 +116,9 @@ def _in_script(name: str) -> Callable[[list[str]], bool]:
     return lambda frames: any(f.endswith((f"/{name})", f"({name})")) for f in frames)
 
 
-# What a loaded mitmdump's time goes to (docs/performance.md, "Where fix mode's time goes
-# inside mitmdump"): the addon's parts; the scripts' it is judged against (profiled beside it,
-# under the same load); then what the addon costs mitmproxy and what mitmproxy costs.
+# What a loaded mitmdump's time goes to (docs/performance.md, "Where the time goes inside
+# mitmdump"): the addon's parts; the scripts' it is judged against (profiled beside it, under
+# the same load); then what the addon costs mitmproxy and what mitmproxy costs.
 ADDON_PART = "toolnames, all of it"
 # The part of each reference mitmdump's samples that is its script's, by (b)'s name for it.
 SCRIPT_PARTS = {
