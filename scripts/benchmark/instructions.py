@@ -172,12 +172,11 @@ def through_mitmdump(
     each checked: answered 200, its call given back under the app's name (the request went
     out under an alias, where the workload renames)."""
     from benchmark.throughput import first_alias
+    from benchmark.throughput import sink_answer
     from benchmark.throughput import start_bench_mitmdump
     from benchmark.workload import CHAT_PATH
-    from benchmark.workload import PROVIDER_RESPONSE_HEADERS
     from benchmark.workload import SDK_LOAD_HEADERS
     from benchmark.workload import cases
-    from benchmark.workload import chat_answer
     from benchmark.workload import mcp_named
     from harness.load import Answer
     from harness.load import LoadRequest
@@ -186,7 +185,6 @@ def through_mitmdump(
     from harness.processes import STARTUP_TIMEOUT
     from harness.processes import STOP_TIMEOUT
     from harness.processes import ProcessGroup
-    from harness.sink import http_answer
     from harness.sink import start_sink
 
     (found,) = cases(only=[case])
@@ -197,9 +195,7 @@ def through_mitmdump(
     with tempfile.TemporaryDirectory(prefix="toolnames-mitmdump-") as tmp, ProcessGroup() as group:
         folder = Path(tmp)
         workload = mitmdump_workload(name, folder)
-        answer = http_answer(
-            200, PROVIDER_RESPONSE_HEADERS, chat_answer(alias if workload.renames else app)
-        )
+        answer = sink_answer(alias if workload.renames else app)
         sink = group.add(start_sink(folder, answer))
         mitmdump = start_bench_mitmdump(
             group,

@@ -35,18 +35,16 @@ from benchmark.throughput import observe_variants
 from benchmark.throughput import raise_on_logged_errors
 from benchmark.throughput import renaming_variants
 from benchmark.throughput import schedule
+from benchmark.throughput import sink_answer
 from benchmark.throughput import start_bench_mitmdump
 from benchmark.workload import CHAT_PATH
-from benchmark.workload import PROVIDER_RESPONSE_HEADERS
 from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import Case
-from benchmark.workload import chat_answer
 from benchmark.workload import mcp_named
 from harness.load import LoadRequest
 from harness.load import progress
 from harness.load import run_load
 from harness.processes import ProcessGroup
-from harness.sink import http_answer
 from harness.sink import start_sink
 
 __all__ = [
@@ -286,7 +284,7 @@ def renaming_load(case: Case, workdir: Path, variant: str = FIX_MODE) -> Profile
     its alias) through one of that table's mitmdumps (``variant``: the addon in fix mode by
     default)."""
     named = mcp_named(case.raw)
-    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(first_alias(named)))
+    answer = sink_answer(first_alias(named))
     return Profiled(_variant(renaming_variants(workdir), variant), case.label, named, answer)
 
 
@@ -294,8 +292,9 @@ def observing_load(case: Case, workdir: Path, variant: str = OBSERVE_MODE) -> Pr
     """(b)'s observe row of ``case`` (the body as the app sends it, a text answer) through one
     of that table's mitmdumps (``variant``: the addon in observe mode by default, or the
     json.loads-only script it is judged against)."""
-    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
-    return Profiled(_variant(observe_variants(workdir), variant), case.label, case.raw, answer)
+    return Profiled(
+        _variant(observe_variants(workdir), variant), case.label, case.raw, sink_answer()
+    )
 
 
 def _variant(variants: list[Variant], name: str) -> Variant:

@@ -73,6 +73,7 @@ __all__ = [
     "run_rounds",
     "run_rows",
     "schedule",
+    "sink_answer",
     "start_bench_mitmdump",
 ]
 
@@ -351,6 +352,12 @@ def first_alias(named: bytes) -> str:
 RENAMING_SCRIPT_NAME = "naive_renaming.py"  # its file's, in the bench's working directory
 
 
+def sink_answer(call: str | None = None) -> bytes:
+    """What (b)'s sink answers every request with: OpenAI's headers and the stand-in's
+    answer, text, or a call to the tool named ``call``."""
+    return http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(call))
+
+
 class Variant(NamedTuple):
     """One mitmdump of a (b) table: its column's name, the scripts it loads and its options."""
 
@@ -501,7 +508,7 @@ def bench_rps(
             + ", ".join(f"{v} {row.cpu_text(v)}" for v in ("plain", JSON_ONLY, OBSERVE_MODE))
         )
 
-    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer())
+    answer = sink_answer()
     bodies = {c.label: c.raw for c in chosen}
     return run_rows(
         RpsRow, variants, chosen, bodies, answer, binary, workdir, quick, connections, line
@@ -530,7 +537,7 @@ def bench_renaming(
             f"{row.cpu_text(NAIVE_RENAMING)}, toolnames fix {row.cpu_text(FIX_MODE)}"
         )
 
-    answer = http_answer(200, PROVIDER_RESPONSE_HEADERS, chat_answer(alias))
+    answer = sink_answer(alias)
     return run_rows(
         RenamingRow, variants, chosen, named, answer, binary, workdir, quick, connections, line
     )
