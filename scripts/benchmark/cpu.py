@@ -6,12 +6,15 @@ json.loads of that body."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import itertools
 import json
 import statistics
 import timeit
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -24,6 +27,7 @@ from benchmark.workload import PROVIDER_RESPONSE_HEADERS
 from benchmark.workload import SDK_REQUEST_HEADERS
 from benchmark.workload import Case
 from benchmark.workload import chat_answer
+from benchmark.workload import earlier_requests
 from benchmark.workload import mcp_name
 from benchmark.workload import mcp_named
 from benchmark.workload import stream_chunks
@@ -36,14 +40,19 @@ from toolnames_core import choose_rule
 from toolnames_core import format_for
 
 __all__ = [
+    "FIX_GROWING",
     "FIX_RENAMING",
+    "GROWING_ROUNDS",
+    "JSON_GROWING",
     "STREAM_FIX",
     "STREAM_OBSERVE",
     "CpuRow",
     "bench_cpu",
     "chat_flow",
+    "in_turn",
     "other_reader",
     "renamed_flow",
+    "renamed_flows",
     "renewer",
     "streamed_answer",
     "time_interleaved",
@@ -51,6 +60,13 @@ __all__ = [
 
 # The column of fix mode's renaming: a whole flow, every tool aliased and the answer restored.
 FIX_RENAMING = "fix: rename + restore"
+# The same over a conversation that grows a round each request, as a chat client resends it
+# (each request another body: nothing made of one whole body can be reused for the next),
+# and json.loads of the same bodies in the same turns.
+FIX_GROWING = "fix: rename + restore, growing"
+JSON_GROWING = "json.loads, growing"
+# How many of a long conversation's last rounds it is sent at, in turn.
+GROWING_ROUNDS = 12
 # The columns of a streamed answer through the tap, per chunk: observed (it calls the app's own
 # name), and in fix mode (it calls the alias, given back in the stream).
 STREAM_OBSERVE = "stream, observe"
@@ -95,6 +111,14 @@ class CpuRow:
         if FIX_RENAMING not in self.samples:
             return None
         return self.best(FIX_RENAMING) / self.best("json.loads, MCP-named")
+
+    @property
+    def growing_ratio(self) -> float | None:
+        """Fix mode's renaming of a conversation growing a round each request, against
+        json.loads of the same requests, timed together."""
+        if FIX_GROWING not in self.samples:
+            return None
+        return self.best(FIX_GROWING) / self.best(JSON_GROWING)
 
 
 def _calibrate(fn: Callable[[], object], min_time: float) -> int:
@@ -169,35 +193,65 @@ def renamed_flow(named: bytes) -> Iterator[Callable[[], None]]:
     """Fix mode over a whole flow of ``named`` (every tool needing an alias), to run again and
     again: the request as it came renamed, the answer's call of the first tool (by its alias)
     given back. Checked once, through the hooks: the call was given back."""
+    with renamed_flows([named]) as renaming:
+        yield renaming
+
+
+@contextlib.contextmanager
+def renamed_flows(bodies: Sequence[bytes]) -> Iterator[Callable[[], None]]:
+    """``renamed_flow`` over each of ``bodies`` in turn (the same tools in each), a flow of
+    its own each, as a proxy gets them: each call runs the next body's flow, and after the
+    last the first again. Each is checked once, through the hooks."""
     with running(toolnames_mode="fix") as (_, tn):
-        flow, _ = chat_flow(named)
+        flow, _ = chat_flow(bodies[0])
         tn.request(flow)
         alias = json.loads(flow.request.content)["tools"][0]["function"]["name"]
-        flow, response = chat_flow(named, call=alias)
-        renew = renewer(flow, response)
+        runs = [_renaming_run(tn, *chat_flow(body, call=alias)) for body in bodies]
+        yield in_turn(runs)
 
-        def renaming() -> None:
-            renew()
-            tn.request(flow)
-            flow.response = response
-            tn.responseheaders(flow)
-            tn.response(flow)
 
-        renaming()
-        record = flow.metadata.get("toolnames", {})
-        if record.get("restored") != 1:
-            raise SystemExit(f"fix mode did not restore the call: {record}")
-        yield renaming
+def _renaming_run(tn, flow: http.HTTPFlow, response: http.Response) -> Callable[[], None]:
+    renew = renewer(flow, response)
+
+    def renaming() -> None:
+        renew()
+        tn.request(flow)
+        flow.response = response
+        tn.responseheaders(flow)
+        tn.response(flow)
+
+    renaming()
+    record = flow.metadata.get("toolnames", {})
+    if record.get("restored") != 1:
+        raise SystemExit(f"fix mode did not restore the call: {record}")
+    return renaming
+
+
+def in_turn(fns: Sequence[Callable[[], object]]) -> Callable[[], object]:
+    """One function calling each of ``fns`` in turn, a call each time; the one itself, alone."""
+    if len(fns) == 1:
+        return fns[0]
+    turn = itertools.cycle(fns).__next__
+    return lambda: turn()()
 
 
 def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float]]:
     """Fix mode over a whole flow whose every tool needs an alias: the request renamed, the
-    answer's call restored; timed with json.loads of the same body."""
+    answer's call restored; timed with json.loads of the same body. A long conversation is
+    also sent as it grew, its last GROWING_ROUNDS requests in turn."""
     named = mcp_named(raw)
     with renamed_flow(named) as renaming:
         fns = {"json.loads, MCP-named": lambda: json.loads(named), FIX_RENAMING: renaming}
         gc.collect()
-        return time_interleaved(fns, min_time, repeats)
+        samples = time_interleaved(fns, min_time, repeats)
+    grown = earlier_requests(named, GROWING_ROUNDS)
+    if len(grown) == GROWING_ROUNDS:
+        with renamed_flows(grown) as renaming:
+            loads = in_turn([functools.partial(json.loads, body) for body in grown])
+            fns = {JSON_GROWING: loads, FIX_GROWING: renaming}
+            gc.collect()
+            samples.update(time_interleaved(fns, min_time, repeats))
+    return samples
 
 
 def streamed_answer(raw: bytes, mode: str) -> Callable[[], None]:
@@ -300,6 +354,8 @@ def bench_cpu(chosen: list[Case], quick: bool) -> list[CpuRow]:
             row.samples.update(_renaming(row.case.raw, min_time, repeats))
             row.samples.update(_stream_restoring(row.case.raw, min_time, repeats))
         renaming = f"   fix renaming {row.renaming_ratio:5.2f}x" if row.renaming_ratio else ""
+        if row.growing_ratio:
+            renaming += f" (growing {row.growing_ratio:5.2f}x)"
         if row.stream_ratio:
             renaming += f"   stream restoring {row.stream_ratio:5.2f}x"
         progress(

@@ -20,6 +20,7 @@ __all__ = [
     "chat_answer",
     "chat_body",
     "chat_tool",
+    "earlier_requests",
     "encode",
     "invoke_body",
     "ollama_body",
@@ -234,6 +235,20 @@ def mcp_named(raw: bytes) -> bytes:
         for call in message.get("tool_calls") or ():
             call["function"]["name"] = mcp_name(call["function"]["name"])
     return encode(body)
+
+
+def earlier_requests(raw: bytes, rounds: int) -> list[bytes]:
+    """The requests a chat client sent on its way to ``raw``, one a round, oldest first and
+    ``raw`` last, ``rounds`` in all (fewer if the conversation holds fewer): a client resends
+    the whole history every turn, a round longer each time. A round begins at a user
+    message; each earlier request ends with ``raw``'s last message, as if the user asked it
+    then, and holds everything else ``raw`` holds (its tools, its model)."""
+    body = json.loads(raw)
+    messages = body["messages"]
+    starts = [i for i, m in enumerate(messages[:-1]) if m.get("role") == "user"]
+    cuts = starts[max(0, len(starts) - (rounds - 1)) :] if rounds > 1 else []
+    earlier = [encode({**body, "messages": [*messages[:i], messages[-1]]}) for i in cuts]
+    return [*earlier, raw]
 
 
 def mcp_name(name: str) -> str:

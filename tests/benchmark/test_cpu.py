@@ -4,22 +4,32 @@ import json
 
 import pytest
 
+from benchmark.cpu import FIX_GROWING
 from benchmark.cpu import FIX_RENAMING
+from benchmark.cpu import GROWING_ROUNDS
+from benchmark.cpu import JSON_GROWING
 from benchmark.cpu import STREAM_FIX
 from benchmark.cpu import STREAM_OBSERVE
 from benchmark.cpu import bench_cpu
 from benchmark.cpu import chat_flow
+from benchmark.cpu import in_turn
 from benchmark.cpu import other_reader
 from benchmark.cpu import renamed_flow
+from benchmark.cpu import renamed_flows
 from benchmark.cpu import renewer
 from benchmark.cpu import streamed_answer
 from benchmark.cpu import time_interleaved
+from benchmark.workload import Case
 from benchmark.workload import cases
+from benchmark.workload import chat_body
+from benchmark.workload import earlier_requests
+from benchmark.workload import encode
 from benchmark.workload import mcp_name
 from benchmark.workload import mcp_named
 from harness.inprocess import running
 from toolnames_core import READERS
 from toolnames_core import StreamTap
+from toolnames_mitm import ToolNames
 
 
 def test_each_function_is_timed_once_per_repeat():
@@ -66,6 +76,48 @@ def test_a_body_with_tools_also_measures_fix_modes_renaming_and_restoring_a_stre
         rows[0].samples
     )
     assert rows[0].renaming_ratio > 0 and rows[0].stream_ratio > 0
+    # One round of conversation: nothing to send as it grew.
+    assert FIX_GROWING not in rows[0].samples and rows[0].growing_ratio is None
+
+
+def test_a_long_conversation_is_also_renamed_as_it_grew_a_round_a_request():
+    case = Case("long", encode(chat_body(3, size=GROWING_ROUNDS * 2_000)), 3)
+
+    (row,) = bench_cpu([case], quick=True)
+
+    assert {JSON_GROWING, FIX_GROWING} <= set(row.samples) and row.growing_ratio > 0
+
+
+def test_turns_are_taken_in_order_and_start_over():
+    called = []
+    turns = in_turn([lambda: called.append("a"), lambda: called.append("b")])
+    for _ in range(5):
+        turns()
+
+    assert called == ["a", "b", "a", "b", "a"]
+    alone = [lambda: None]
+    assert in_turn(alone) is alone[0]
+
+
+def test_renamed_flows_send_each_request_as_it_grew_in_turn():
+    (case,) = cases(only=["2 MB, 50 tools"])
+    grown = earlier_requests(mcp_named(case.raw), 3)
+    sent = []
+    real = ToolNames.request
+
+    def request(self, flow):
+        sent.append(flow.request.raw_content)
+        real(self, flow)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ToolNames, "request", request)
+        with renamed_flows(grown) as renaming:
+            del sent[:]  # the runs that found the alias and checked each flow once
+            for _ in range(4):
+                renaming()
+
+    # Each as the client sent it, a flow of its own renewed for each run.
+    assert sent == [grown[0], grown[1], grown[2], grown[0]]
 
 
 @pytest.mark.parametrize("mode", ["observe", "fix"])

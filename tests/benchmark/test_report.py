@@ -2,7 +2,9 @@
 
 import pytest
 
+from benchmark.cpu import FIX_GROWING
 from benchmark.cpu import FIX_RENAMING
+from benchmark.cpu import JSON_GROWING
 from benchmark.cpu import STREAM_FIX
 from benchmark.cpu import STREAM_OBSERVE
 from benchmark.cpu import CpuRow
@@ -96,6 +98,32 @@ def test_the_cpu_table_shows_fix_modes_renaming_against_its_own_json_loads():
     assert "80.0 µs (4.00x)" in report_cpu([row]).text
     main_table = report_cpu([cpu_row(10, 1e-5, 1e-5)]).text.split("\n\nReaders side by side")[0]
     assert main_table.splitlines()[-1].rstrip(" |").endswith("-")
+
+
+@pytest.mark.parametrize(("growing", "result"), [(2e-3, "PASS"), (2.01e-3, "MISS")])
+def test_a_growing_conversation_is_judged_against_json_loads_of_the_same_requests(growing, result):
+    row = cpu_row(50, 1e-3, 1e-3)
+    row.samples.update(
+        {
+            "json.loads, MCP-named": [1e-3],
+            FIX_RENAMING: [1.5e-3],
+            JSON_GROWING: [1e-3, 3e-3],
+            FIX_GROWING: [growing, 4e-3],
+        }
+    )
+
+    part = report_cpu([row])
+
+    (target,) = [t for t in part.targets if "growing" in t.target]
+    assert target.target == "(a) 50 tools: fix mode, the conversation growing a round a request"
+    assert target.goal == "<= 2.0x json.loads" and target.result == result
+    cell = f"1,500 µs (1.50x); growing a round a request: {growing * 1e6:,.0f} µs"
+    assert f"{cell} ({growing / 1e-3:.2f}x)" in part.text
+    # A body that is not a long conversation is not sent as one growing, nor judged so.
+    plain = cpu_row(50, 1e-3, 1e-3)
+    plain.samples.update({"json.loads, MCP-named": [1e-3], FIX_RENAMING: [1.5e-3]})
+    assert not [t for t in report_cpu([plain]).targets if "growing" in t.target]
+    assert "growing" not in report_cpu([plain]).text
 
 
 @pytest.mark.parametrize(("fix", "result"), [(1.2e-5, "PASS"), (1.21e-5, "MISS")])

@@ -1,10 +1,12 @@
 """What the benchmark sends (benchmark.workload)."""
 
+import itertools
 import json
 
 from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import cases
 from benchmark.workload import chat_body
+from benchmark.workload import earlier_requests
 from benchmark.workload import encode
 from benchmark.workload import mcp_named
 from benchmark.workload import stream_chunks
@@ -63,6 +65,35 @@ def test_an_mcp_named_body_differs_only_in_its_tool_names_and_the_calls_of_them(
     for function in (*calls(named), *calls(plain)):
         function.pop("name")
     assert named == plain
+
+
+def test_earlier_requests_grow_a_round_each_and_end_with_the_body_itself():
+    raw = encode(chat_body(3, size=20_000))
+    body = json.loads(raw)
+    rounds = sum(m["role"] == "user" for m in body["messages"][:-1])
+    assert rounds > 5
+
+    sent = earlier_requests(raw, 5)
+
+    assert len(sent) == 5 and sent[-1] is raw
+    parsed = [json.loads(b) for b in sent]
+    for earlier, later in itertools.pairwise(parsed):
+        # Each holds the one before it but for the last question, and one round more.
+        assert later["messages"][: len(earlier["messages"]) - 1] == earlier["messages"][:-1]
+        added = later["messages"][len(earlier["messages"]) - 1 : -1]
+        assert added[0]["role"] == "user" and [m["role"] for m in added].count("user") == 1
+    for earlier in parsed:
+        assert earlier["messages"][-1] == body["messages"][-1]
+        assert {k: v for k, v in earlier.items() if k != "messages"} == {
+            k: v for k, v in body.items() if k != "messages"
+        }
+    assert sent[0] == encode(parsed[0])  # encoded as the SDK sends it
+    # A conversation of fewer rounds gives what it holds: its first request is the system
+    # prompt and the question.
+    everything = earlier_requests(raw, rounds + 10)
+    assert len(everything) == rounds + 1
+    assert [m["role"] for m in json.loads(everything[0])["messages"]] == ["system", "user"]
+    assert earlier_requests(raw, 1) == [raw]
 
 
 def test_the_stream_calls_the_tool_in_fragments_then_ends():
