@@ -246,7 +246,7 @@ def earlier_requests(raw: bytes, rounds: int) -> list[bytes]:
     body = json.loads(raw)
     messages = body["messages"]
     starts = [i for i, m in enumerate(messages[:-1]) if m.get("role") == "user"]
-    cuts = starts[max(0, len(starts) - (rounds - 1)) :] if rounds > 1 else []
+    cuts = starts[max(0, len(starts) - (rounds - 1)) :]
     earlier = [encode({**body, "messages": [*messages[:i], messages[-1]]}) for i in cuts]
     return [*earlier, raw]
 
