@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import json.scanner
 import re
+from bisect import bisect_right
 from collections import Counter
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii
@@ -237,7 +238,7 @@ class _KeySearch:
     """The search for a set of member names, and for the escapes that could spell one of
     their characters otherwise."""
 
-    __slots__ = ("escape", "quoted", "search")
+    __slots__ = ("escape", "longest", "quoted", "search")
 
     def __init__(self, keys: frozenset[str]) -> None:
         names = "|".join(map(re.escape, sorted(keys)))
@@ -245,44 +246,129 @@ class _KeySearch:
         # expression's search (measured: 2.4 times fewer instructions).
         self.quoted = f'"{next(iter(keys))}"'.encode() if len(keys) == 1 else None
         self.search = re.compile(f'"(?:{names})"'.encode()).search
+        # The longest match, in bytes: the keys are ASCII (_PLAIN_KEY), quoted.
+        self.longest = max(map(len, keys), default=0) + 2
         codes = "|".join(sorted({f"{ord(c):02x}" for key in keys for c in key}))
         self.escape = re.compile(f"\\\\u00(?:{codes})".encode(), re.IGNORECASE)
 
-    def escaped(self, body: bytes) -> bool:
-        """Whether ``body`` holds a ``\\u00XX`` escape of one of the names' characters."""
+    def escape_at(self, body: bytes, start: int = 0) -> int:
+        """Where the first ``\\u00XX`` escape of one of the names' characters begins in
+        ``body``, from ``start`` on; -1 if there is none."""
         # A body of tools holds few backslashes: finding each (memchr) and looking at it took
         # a fifth of the time of one search for "\\u00" through 74 kB. A conversation holds
         # thousands: past the first few, the expression searches (its search for the backslash
         # alone took 0.65 to 0.9 of the time of one search for "\\u00" there).
         find = body.find
-        at = find(b"\\")
+        at = find(b"\\", start)
         for _ in range(_FEW_BACKSLASHES):
             if at < 0:
-                return False
+                return -1
             if self.escape.match(body, at):
-                return True
+                return at
             at = find(b"\\", at + 1)
-        return at >= 0 and self.escape.search(body, at) is not None
+        if at < 0:
+            return -1
+        found = self.escape.search(body, at)
+        return -1 if found is None else found.start()
 
-    def members(self, body: bytes) -> list[int]:
-        """Where each quoted name in ``body`` ends (some of them values, or inside strings)."""
+    def members(self, body: bytes, start: int = 0) -> list[int]:
+        """Where each quoted name in ``body`` ends (some of them values, or inside strings),
+        of those found searching from ``start`` on."""
         out = []
         if self.quoted is not None:
             find = body.find
             quoted = self.quoted
             size = len(quoted)
-            at = find(quoted)
+            at = find(quoted, start)
             while at >= 0:
                 at += size
                 out.append(at)
                 at = find(quoted, at)
             return out
-        match = self.search(body)
+        match = self.search(body, start)
         while match is not None:
             at = match.end()
             out.append(at)
             match = self.search(body, at)
         return out
+
+    def scan(self, body: bytes) -> list[int] | None:
+        """``members(body)``; None where ``body`` holds an escape of one of the names'
+        characters (``escape_at``). A large body is searched only past what it shares with
+        one searched before (``_Scanned``)."""
+        if len(body) < _REMEMBERED_FROM:
+            return None if self.escape_at(body) >= 0 else self.members(body)
+        before, shared = None, 0
+        for scanned in _scanned:
+            if scanned.search is self:
+                common = shared_prefix(body, scanned.body)
+                if common > shared:
+                    before, shared = scanned, common
+                    if shared == len(body):
+                        break  # the same body again: nothing to search
+        if before is None:
+            escape = self.escape_at(body)
+            members = self.members(body)
+        else:
+            # A match lying wholly in the bytes both share is in both; the searches go on
+            # from where a match that is not could begin (see _Scanned).
+            escape = before.escape
+            if escape < 0 or escape + _ESCAPE_SIZE > shared:
+                escape = self.escape_at(body, max(0, shared - _ESCAPE_SIZE + 1))
+            kept = bisect_right(before.members, shared)
+            members = before.members[:kept]
+            resume = max(members[-1] if members else 0, shared - self.longest + 1)
+            members += self.members(body, resume)
+        if len(_scanned) >= _MAX_SCANNED:
+            del _scanned[0]
+        _scanned.append(_Scanned(body, self, members, escape))
+        return None if escape >= 0 else members
+
+
+class _Scanned(NamedTuple):
+    """A large body as ``_KeySearch.scan`` searched it, kept for the next: a chat client
+    resends its conversation a round longer every turn, so a request shares all but its last
+    round and its tail with the one before, and searching a 2 MB conversation twice cost a
+    fifth of fix mode's flow (issue 25). Each search is for bytes of a fixed length at most
+    (a quoted name; an escape, ``_ESCAPE_SIZE``), and finds matches left to right, each
+    after the one before: a match lying wholly in the bytes two bodies share is the same in
+    both, so the new body is searched only from where one that does not could begin."""
+
+    body: bytes
+    search: _KeySearch
+    members: list[int]  # where each quoted name ends, in order
+    escape: int  # where the first escape of a name's character begins; -1 if none
+
+
+# Bodies this long are remembered: below it, searching costs less than comparing. Bounded, as
+# the bodies are held: a few of the largest a proxy sees.
+_REMEMBERED_FROM = 64 * 1024
+_MAX_SCANNED = 2
+_scanned: list[_Scanned] = []
+_ESCAPE_SIZE = len(b"\\u0061")
+# Two bodies are compared a block at a time, memcmp each: few Python steps for megabytes.
+_SHARED_BLOCK = 64 * 1024
+
+
+def shared_prefix(body: bytes, other: bytes) -> int:
+    """How many bytes ``body`` and ``other`` begin with alike."""
+    size = min(len(body), len(other))
+    view = memoryview(other)
+    starts = body.startswith
+    at = 0
+    while at + _SHARED_BLOCK < size and starts(view[at : at + _SHARED_BLOCK], at):
+        at += _SHARED_BLOCK
+    # Alike up to ``low``; up to ``high``, to be found.
+    low, high = at, min(at + _SHARED_BLOCK, size)
+    if starts(view[low:high], low):
+        return high
+    while high - low > 1:  # alike up to low, not up to high
+        middle = (low + high) // 2
+        if starts(view[low:middle], low):
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 _key_searches: dict[frozenset[str], _KeySearch] = {}
@@ -369,14 +455,14 @@ def _found_by_key(
     keys = set(map(itemgetter(-1), replacements))
     if not all(type(key) is str and _PLAIN_KEY.fullmatch(key) for key in keys):
         return None
-    search = _key_search(frozenset(keys))
-    if search.escaped(body):
+    members = _key_search(frozenset(keys)).scan(body)
+    if members is None:
         return None
     spans = []
     append = spans.append
     startswith = body.startswith
     find = body.find
-    for end in search.members(body):
+    for end in members:
         if startswith(b':"', end):  # compact JSON, as SDKs send it
             at = end + 1  # the value's opening quote
         else:

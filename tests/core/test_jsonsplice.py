@@ -362,3 +362,136 @@ def test_a_body_is_renamed_as_the_walk_renames_its_text(
             replace_strings(body, replacements)
         return
     assert replace_strings(body, replacements) == walked
+
+
+# -- a large body is searched only past what it shares with one searched before -------------
+
+# Pieces of text full of what the search looks for: quoted names, escapes that spell a name's
+# character, backslashes, quotes and names cut short.
+_PIECES = ['"name"', '"id"', "\\u006e", "\\u0049", "\\\\", "\\", '"', "name", "na", ":", "x" * 7]
+
+
+def _scan_fresh(search, body: bytes) -> list[int] | None:
+    escape = search.escape_at(body)
+    return None if escape >= 0 else search.members(body)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    keys=st.sampled_from([frozenset({"name"}), frozenset({"name", "id"})]),
+    first=st.lists(st.sampled_from(_PIECES), max_size=30),
+    tails=st.lists(st.lists(st.sampled_from(_PIECES), max_size=8), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_a_body_searched_past_what_it_shares_is_found_as_searched_whole(keys, first, tails, data):
+    from toolnames_core import jsonsplice
+
+    search = jsonsplice._key_search(keys)
+    bodies = ["".join(first).encode()]
+    for tail in tails:
+        # Each next body keeps some of one sent before (a conversation a round longer, or
+        # another one), cut anywhere, even inside a match.
+        before = data.draw(st.sampled_from(bodies))
+        cut = data.draw(st.integers(0, len(before)))
+        bodies.append(before[:cut] + "".join(tail).encode())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonsplice, "_REMEMBERED_FROM", 0)
+        patch.setattr(jsonsplice, "_SHARED_BLOCK", 4)
+        patch.setattr(jsonsplice, "_scanned", [])
+        for body in bodies:
+            assert search.scan(body) == _scan_fresh(search, body)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.binary(max_size=40),
+    other=st.binary(max_size=40),
+    cut=st.integers(0, 40),
+    block=st.sampled_from([1, 3, 4, 64 * 1024]),
+)
+def test_shared_prefix_is_how_many_bytes_two_bodies_begin_with_alike(body, other, cut, block):
+    from toolnames_core import jsonsplice
+
+    other = body[:cut] + other
+    alike = 0
+    while alike < min(len(body), len(other)) and body[alike] == other[alike]:
+        alike += 1
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonsplice, "_SHARED_BLOCK", block)
+        assert jsonsplice.shared_prefix(body, other) == alike
+
+
+def _chat_turns(rounds: int) -> list[dict]:
+    messages = [{"role": "system", "content": "Be brief. " * 50}]
+    for i in range(rounds):
+        call = {"id": f"c{i}", "type": "function"}
+        call["function"] = {"name": "get.weather", "arguments": json.dumps({"city": f"C{i}"})}
+        messages.append({"role": "user", "content": f"And city {i}? " * 80})
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "Sunny. " * 120})
+    return messages
+
+
+def _conversation(messages: list[dict]) -> bytes:
+    tools = [{"type": "function", "function": {"name": "get.weather", "parameters": {}}}]
+    body = {"messages": messages, "model": "gpt-4o", "tools": tools}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _renames(body: bytes) -> dict:
+    return {
+        where: ("get.weather", "get_weather")
+        for where, value in _member_strings(json.loads(body)).items()
+        if value == "get.weather" and where[-1] == "name"
+    }
+
+
+@pytest.mark.parametrize("where", [None, "earlier", "new round"])
+def test_a_conversation_growing_past_the_remembered_size_is_renamed_as_the_walk_does(where):
+    from toolnames_core import jsonsplice
+
+    # Each request resends the last one and a round more, as a chat client does: its search
+    # goes on from what it shares with the one before, where an escaped member name (which
+    # the search cannot see) must still send the body to the walk.
+    messages = _chat_turns(60)
+    bodies = [_conversation(messages[: 1 + 3 * rounds]) for rounds in range(50, 61)]
+    spelt = b'"tool_calls":[{"id":"c55","type":"function","function":{"n\\u0061me"'
+    if where is not None:
+        at = 30 if where == "earlier" else 55
+        plain = spelt.replace(b"c55", f"c{at}".encode()).replace(b"n\\u0061me", b"name")
+        escaped = spelt.replace(b"c55", f"c{at}".encode())
+        bodies = [b.replace(plain, escaped) for b in bodies]
+    assert len(bodies[0]) > jsonsplice._REMEMBERED_FROM  # remembered
+    for body in bodies:
+        assert_as_the_walk(body.decode(), _renames(body))
+
+
+def test_a_body_remembered_is_searched_again_only_past_what_it_shares(monkeypatch):
+    from toolnames_core import jsonsplice
+
+    monkeypatch.setattr(jsonsplice, "_scanned", [])
+    starts = []
+    members = jsonsplice._KeySearch.members
+
+    def searched_from(self, body, start=0):
+        starts.append(start)
+        return members(self, body, start)
+
+    monkeypatch.setattr(jsonsplice._KeySearch, "members", searched_from)
+    messages = _chat_turns(60)
+    shorter, longer = _conversation(messages[:-3]), _conversation(messages)
+    shared = jsonsplice.shared_prefix(longer, shorter)
+    assert shared > 0.9 * len(shorter)
+
+    for body in (shorter, longer, longer):
+        assert_as_the_walk(body.decode(), _renames(body))
+
+    # Searched whole, then from where a match not wholly in the shared bytes could begin;
+    # the same body again, only where its end could hold one.
+    quoted = len(b'"name"')
+    assert starts == [0, shared - quoted + 1, len(longer) - quoted + 1]
+    small = _conversation(messages[:4])
+    assert len(small) < jsonsplice._REMEMBERED_FROM
+    assert_as_the_walk(small.decode(), _renames(small))
+    assert [s.body for s in jsonsplice._scanned] == [longer, longer]  # a small one is not kept
+    assert len(jsonsplice._scanned) == jsonsplice._MAX_SCANNED
