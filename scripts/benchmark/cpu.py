@@ -30,6 +30,7 @@ from benchmark.workload import chat_answer
 from benchmark.workload import earlier_requests
 from benchmark.workload import mcp_name
 from benchmark.workload import mcp_named
+from benchmark.workload import renaming_requests
 from benchmark.workload import stream_chunks
 from harness.inprocess import running
 from harness.load import progress
@@ -50,6 +51,7 @@ __all__ = [
     "bench_cpu",
     "chat_flow",
     "in_turn",
+    "loads_in_turn",
     "other_reader",
     "renamed_flow",
     "renamed_flows",
@@ -58,11 +60,12 @@ __all__ = [
     "time_interleaved",
 ]
 
-# The column of fix mode's renaming: a whole flow, every tool aliased and the answer restored.
+# The column of fix mode's renaming: a whole flow, every tool aliased and the answer restored,
+# each request asking its conversation's last question otherwise (renaming_requests).
 FIX_RENAMING = "fix: rename + restore"
 # The same over a conversation that grows a round each request, as a chat client resends it
-# (each request another body: nothing made of one whole body can be reused for the next),
-# and json.loads of the same bodies in the same turns.
+# (each request shares all but its last round and its tail with the one before), and
+# json.loads of the same bodies in the same turns.
 FIX_GROWING = "fix: rename + restore, growing"
 JSON_GROWING = "json.loads, growing"
 # How many of a long conversation's last rounds it is sent at, in turn.
@@ -235,20 +238,25 @@ def in_turn(fns: Sequence[Callable[[], object]]) -> Callable[[], object]:
     return lambda: turn()()
 
 
+def loads_in_turn(bodies: Sequence[bytes]) -> Callable[[], object]:
+    """json.loads of each of ``bodies`` in turn, a body a call."""
+    return in_turn([functools.partial(json.loads, body) for body in bodies])
+
+
 def _renaming(raw: bytes, min_time: float, repeats: int) -> dict[str, list[float]]:
     """Fix mode over a whole flow whose every tool needs an alias: the request renamed, the
-    answer's call restored; timed with json.loads of the same body. A long conversation is
-    also sent as it grew, its last GROWING_ROUNDS requests in turn."""
-    named = mcp_named(raw)
-    with renamed_flow(named) as renaming:
-        fns = {"json.loads, MCP-named": lambda: json.loads(named), FIX_RENAMING: renaming}
+    answer's call restored, over renaming_requests in turn; timed with json.loads of the same
+    requests. A long conversation is also sent as it grew, its last GROWING_ROUNDS requests
+    in turn."""
+    asked = renaming_requests(raw)
+    with renamed_flows(asked) as renaming:
+        fns = {"json.loads, MCP-named": loads_in_turn(asked), FIX_RENAMING: renaming}
         gc.collect()
         samples = time_interleaved(fns, min_time, repeats)
-    grown = earlier_requests(named, GROWING_ROUNDS)
+    grown = earlier_requests(asked[0], GROWING_ROUNDS)
     if len(grown) == GROWING_ROUNDS:
         with renamed_flows(grown) as renaming:
-            loads = in_turn([functools.partial(json.loads, body) for body in grown])
-            fns = {JSON_GROWING: loads, FIX_GROWING: renaming}
+            fns = {JSON_GROWING: loads_in_turn(grown), FIX_GROWING: renaming}
             gc.collect()
             samples.update(time_interleaved(fns, min_time, repeats))
     return samples

@@ -12,7 +12,11 @@ Each in-process workload runs in its own valgrind process twice, after the same 
 warm-up, once ``--n`` more times than the other: the difference divided by ``--n`` is one
 run's count, with the interpreter's start, the imports and the set-up taken out. Workloads:
 
-- loads: ``json.loads`` of the MCP-named body (the yardstick);
+Every workload but the streams sends the body as fix mode's renaming is timed over
+(``benchmark.workload.renaming_requests``): MCP-named, its last question asked a few ways in
+turn.
+
+- loads: ``json.loads`` of those requests, in turn (the yardstick);
 - fix: a whole renamed flow through the addon's hooks (request, responseheaders, response;
   mitmproxy's taddons, as (a) runs it), every tool and every call in the history aliased,
   the answer's call given back;
@@ -21,7 +25,7 @@ run's count, with the interpreter's start, the imports and the set-up taken out.
   responseheaders hook makes, chunk by chunk, observed (the stream names the app's tool) and
   in fix mode (it names the alias, given back); the count is per chunk;
 - mitmdump-loads, mitmdump-naive, mitmdump-fix, mitmdump-fix-unlogged: (b)'s renaming table,
-  counted instead of timed. Requests of the MCP-named body through mitmdump itself, run under
+  counted instead of timed. Those requests through mitmdump itself, run under
   valgrind as (b) runs it (a reverse proxy to the sink, whose answer calls the first tool by
   its alias; ``--connections`` keep-alive connections, 16 as (b) judges), with the
   json.loads-only script, the naive renaming script, the addon in fix mode, and the addon in
@@ -71,20 +75,21 @@ VALGRIND_STARTUP = 600.0
 
 def _workload(name: str, case: str) -> tuple[Callable[[], object], Callable[[], None]]:
     """(one run of the workload, what leaves its context) for a body."""
-    from benchmark.cpu import renamed_flow
+    from benchmark.cpu import loads_in_turn
+    from benchmark.cpu import renamed_flows
     from benchmark.cpu import streamed_answer
     from benchmark.workload import cases
-    from benchmark.workload import mcp_named
+    from benchmark.workload import renaming_requests
 
     (found,) = cases(only=[case])
-    named = mcp_named(found.raw)
+    sent = renaming_requests(found.raw)
     if name == "loads":
-        return (lambda: json.loads(named)), lambda: None
+        return loads_in_turn(sent), lambda: None
     if name.startswith("stream"):
         mode = "observe" if name == "stream-observe" else "fix"
         return streamed_answer(found.raw, mode), lambda: None
     # (a)'s renamed flow (benchmark.cpu), checked once as it is made.
-    context = renamed_flow(named)
+    context = renamed_flows(sent)
     renaming = context.__enter__()
     return renaming, lambda: context.__exit__(None, None, None)
 
@@ -177,7 +182,7 @@ def through_mitmdump(
     from benchmark.workload import CHAT_PATH
     from benchmark.workload import SDK_LOAD_HEADERS
     from benchmark.workload import cases
-    from benchmark.workload import mcp_named
+    from benchmark.workload import renaming_requests
     from harness.load import Answer
     from harness.load import LoadRequest
     from harness.load import run_load
@@ -188,10 +193,10 @@ def through_mitmdump(
     from harness.sink import start_sink
 
     (found,) = cases(only=[case])
-    body = mcp_named(found.raw)
-    app = json.loads(body)["tools"][0]["function"]["name"]
-    alias = first_alias(body)
-    request = LoadRequest(CHAT_PATH, body, dict(SDK_LOAD_HEADERS))
+    sent = renaming_requests(found.raw)
+    app = json.loads(sent[0])["tools"][0]["function"]["name"]
+    alias = first_alias(sent[0])
+    requests = [LoadRequest(CHAT_PATH, body, dict(SDK_LOAD_HEADERS)) for body in sent]
     with tempfile.TemporaryDirectory(prefix="toolnames-mitmdump-") as tmp, ProcessGroup() as group:
         folder = Path(tmp)
         workload = mitmdump_workload(name, folder)
@@ -223,7 +228,9 @@ def through_mitmdump(
                 wrong.append(got)
 
         def send(n: int) -> None:
-            done = run_load(port, lambda _: request, connections, count=n, on_done=checked)
+            done = run_load(
+                port, lambda i: requests[i % len(requests)], connections, count=n, on_done=checked
+            )
             if wrong:
                 got = wrong[0]
                 raise SystemExit(f"{name}: the client got {got.status} {got.body[:300]!r}")

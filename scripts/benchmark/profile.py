@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from itertools import pairwise
@@ -34,14 +35,12 @@ from benchmark.throughput import first_alias
 from benchmark.throughput import observe_variants
 from benchmark.throughput import raise_on_logged_errors
 from benchmark.throughput import renaming_variants
+from benchmark.throughput import requests_in_turn
 from benchmark.throughput import schedule
 from benchmark.throughput import sink_answer
 from benchmark.throughput import start_bench_mitmdump
-from benchmark.workload import CHAT_PATH
-from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import Case
-from benchmark.workload import mcp_named
-from harness.load import LoadRequest
+from benchmark.workload import renaming_requests
 from harness.load import progress
 from harness.load import run_load
 from harness.processes import ProcessGroup
@@ -275,17 +274,17 @@ class Profiled(NamedTuple):
 
     variant: Variant
     label: str  # the body's
-    body: bytes
+    bodies: Sequence[bytes]  # sent in turn
     answer: bytes  # the sink's, to every request
 
 
 def renaming_load(case: Case, workdir: Path, variant: str = FIX_MODE) -> Profiled:
-    """(b)'s fix-mode row of ``case`` (every tool MCP-named, the answer calling the first by
-    its alias) through one of that table's mitmdumps (``variant``: the addon in fix mode by
-    default)."""
-    named = mcp_named(case.raw)
-    answer = sink_answer(first_alias(named))
-    return Profiled(_variant(renaming_variants(workdir), variant), case.label, named, answer)
+    """(b)'s fix-mode row of ``case`` (every tool MCP-named, the last question asked a few
+    ways in turn, the answer calling the first tool by its alias) through one of that table's
+    mitmdumps (``variant``: the addon in fix mode by default)."""
+    sent = renaming_requests(case.raw)
+    answer = sink_answer(first_alias(sent[0]))
+    return Profiled(_variant(renaming_variants(workdir), variant), case.label, sent, answer)
 
 
 def observing_load(case: Case, workdir: Path, variant: str = OBSERVE_MODE) -> Profiled:
@@ -293,7 +292,7 @@ def observing_load(case: Case, workdir: Path, variant: str = OBSERVE_MODE) -> Pr
     of that table's mitmdumps (``variant``: the addon in observe mode by default, or the
     json.loads-only script it is judged against)."""
     return Profiled(
-        _variant(observe_variants(workdir), variant), case.label, case.raw, sink_answer()
+        _variant(observe_variants(workdir), variant), case.label, [case.raw], sink_answer()
     )
 
 
@@ -318,9 +317,7 @@ def profile_mitmdump(
     seconds = SECONDS[quick]
     raw_out = raw_out or workdir / "profile.txt"
 
-    def requests(i: int) -> LoadRequest:
-        return LoadRequest(CHAT_PATH, profiled.body, SDK_LOAD_HEADERS)
-
+    requests = requests_in_turn(profiled.bodies)
     with ProcessGroup() as group:
         upstream = group.add(start_sink(workdir, profiled.answer, name="sink-profile"))
         proc = start_bench_mitmdump(

@@ -22,7 +22,7 @@ from benchmark.workload import QUICK_RPS_CASES
 from benchmark.workload import SDK_LOAD_HEADERS
 from benchmark.workload import Case
 from benchmark.workload import chat_answer
-from benchmark.workload import mcp_named
+from benchmark.workload import renaming_requests
 from harness.load import LoadRequest
 from harness.load import progress
 from harness.load import run_load
@@ -64,6 +64,7 @@ __all__ = [
     "bench_renaming",
     "bench_rps",
     "first_alias",
+    "requests_in_turn",
     "json_only_script",
     "observe_variants",
     "per_connections",
@@ -417,7 +418,7 @@ def run_rows(
     row_class: type[R],
     variants: list[Variant],
     chosen: list[Case],
-    bodies: dict[str, bytes],
+    bodies: dict[str, Sequence[bytes]],
     answer: bytes,
     binary: Path,
     workdir: Path,
@@ -426,8 +427,8 @@ def run_rows(
     line: Callable[[R], str],
 ) -> list[R]:
     """One row of ``row_class`` per case: a sink answering ``answer``, a mitmdump per variant
-    in front of it, each case's body (``bodies[label]``) sent through every one in rotating
-    rounds, from each number of client ``connections`` in turn; ``line(row)`` is printed as each row is done. Raises if a mitmdump logged an
+    in front of it, each case's requests (``bodies[label]``, in turn) sent through every one in
+    rotating rounds, from each number of client ``connections`` in turn; ``line(row)`` is printed as each row is done. Raises if a mitmdump logged an
     error."""
     plan = schedule(quick)
     names = tuple(v.name for v in variants)
@@ -443,15 +444,23 @@ def run_rows(
         for case in chosen:
             row = row_class(case)
 
-            def requests(i: int, body=bodies[case.label]) -> LoadRequest:
-                return LoadRequest(CHAT_PATH, body, SDK_LOAD_HEADERS)
-
+            requests = requests_in_turn(bodies[case.label])
             warm = max(connections) * plan.warm_per_connection
             run_rounds(row, procs, names, requests, connections, plan.duration, plan.rounds, warm)
             rows.append(row)
             progress(line(row) + (f"   PROBLEMS: {row.problems}" if row.problems else ""))
         raise_on_logged_errors(procs.values())
     return rows
+
+
+def requests_in_turn(bodies: Sequence[bytes]) -> Callable[[int], LoadRequest]:
+    """The load's request ``i``: the SDK's chat completions request of ``bodies[i]``, taken
+    in turn."""
+
+    def request(i: int) -> LoadRequest:
+        return LoadRequest(CHAT_PATH, bodies[i % len(bodies)], SDK_LOAD_HEADERS)
+
+    return request
 
 
 def json_only_script(workdir: Path) -> Path:
@@ -509,7 +518,7 @@ def bench_rps(
         )
 
     answer = sink_answer()
-    bodies = {c.label: c.raw for c in chosen}
+    bodies = {c.label: [c.raw] for c in chosen}
     return run_rows(
         RpsRow, variants, chosen, bodies, answer, binary, workdir, quick, connections, line
     )
@@ -518,14 +527,15 @@ def bench_rps(
 def bench_renaming(
     chosen: list[Case], binary: Path, workdir: Path, quick: bool, connections: list[int]
 ) -> list[RenamingRow]:
-    """(b) for fix mode: the bodies with tools, every tool and call MCP-named, through the
-    naive renaming script and through the addon in fix mode, to a sink whose answer calls
-    the first tool by its alias (the same in every body), which both give back."""
+    """(b) for fix mode: the bodies with tools, every tool and call MCP-named and the last
+    question asked a few ways in turn (renaming_requests), through the naive renaming script
+    and through the addon in fix mode, to a sink whose answer calls the first tool by its
+    alias (the same in every body), which both give back."""
     chosen = [c for c in chosen if c.tools and (not quick or c.label in QUICK_RPS_CASES)]
     if not chosen:
         return []
-    named = {case.label: mcp_named(case.raw) for case in chosen}
-    (alias,) = {first_alias(body) for body in named.values()}
+    named = {case.label: renaming_requests(case.raw) for case in chosen}
+    (alias,) = {first_alias(body) for sent in named.values() for body in sent}
     variants = renaming_variants(workdir)
 
     def line(row: RenamingRow) -> str:

@@ -10,12 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "ASKED",
     "CHAT_PATH",
     "PROVIDER_RESPONSE_HEADERS",
     "QUICK_RPS_CASES",
     "SDK_LOAD_HEADERS",
     "SDK_REQUEST_HEADERS",
     "Case",
+    "asked_again",
     "cases",
     "chat_answer",
     "chat_body",
@@ -26,6 +28,7 @@ __all__ = [
     "ollama_body",
     "mcp_name",
     "mcp_named",
+    "renaming_requests",
     "small_body",
     "stream_chunks",
     "tool_name",
@@ -249,6 +252,33 @@ def earlier_requests(raw: bytes, rounds: int) -> list[bytes]:
     cuts = starts[max(0, len(starts) - (rounds - 1)) :]
     earlier = [encode({**body, "messages": [*messages[:i], messages[-1]]}) for i in cuts]
     return [*earlier, raw]
+
+
+def asked_again(raw: bytes, count: int) -> list[bytes]:
+    """``raw`` and ``count - 1`` more requests of its conversation, each asking its last
+    question otherwise (the same tools, the same history): as a chat client's next request,
+    each shares with the others all but its last message and what follows it, and none is
+    another's bytes."""
+    body = json.loads(raw)
+    *history, last = body["messages"]
+    again = [
+        encode({**body, "messages": [*history, {**last, "content": f"{last['content']} ({n})"}]})
+        for n in range(1, count)
+    ]
+    return [raw, *again]
+
+
+# The requests fix mode's renaming is timed over, in turn, for each body: a proxy never gets
+# one request's bytes twice, and fix mode keeps what it searched of a large body for the next
+# one (its splice, addon/toolnames_core/jsonsplice.py), which the same bytes again would
+# flatter. More than it keeps, so that each is searched past what it shares with another.
+ASKED = 4
+
+
+def renaming_requests(raw: bytes) -> list[bytes]:
+    """What fix mode's renaming is timed over for the body ``raw``, in turn, in (a), (b) and
+    their profiles: its every tool and call MCP-named (``mcp_named``), asked ASKED ways."""
+    return asked_again(mcp_named(raw), ASKED)
 
 
 def mcp_name(name: str) -> str:

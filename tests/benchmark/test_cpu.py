@@ -26,6 +26,7 @@ from benchmark.workload import earlier_requests
 from benchmark.workload import encode
 from benchmark.workload import mcp_name
 from benchmark.workload import mcp_named
+from benchmark.workload import renaming_requests
 from harness.inprocess import running
 from toolnames_core import READERS
 from toolnames_core import StreamTap
@@ -78,6 +79,24 @@ def test_a_body_with_tools_also_measures_fix_modes_renaming_and_restoring_a_stre
     assert rows[0].renaming_ratio > 0 and rows[0].stream_ratio > 0
     # One round of conversation: nothing to send as it grew.
     assert FIX_GROWING not in rows[0].samples and rows[0].growing_ratio is None
+
+
+def test_fix_modes_renaming_is_timed_over_the_question_asked_again_in_turn(monkeypatch):
+    from benchmark import cpu
+
+    made = []
+    real = cpu.renamed_flows
+
+    def renamed_flows(bodies):
+        made.append(list(bodies))
+        return real(bodies)
+
+    monkeypatch.setattr(cpu, "renamed_flows", renamed_flows)
+    (case,) = cases(only=["1 tool"])
+
+    bench_cpu([case], quick=True)
+
+    assert made == [renaming_requests(case.raw)]
 
 
 def test_a_long_conversation_is_also_renamed_as_it_grew_a_round_a_request():

@@ -197,3 +197,31 @@ def test_a_mitmdump_that_logged_a_traceback_or_an_addon_error_ends_the_run(tmp_p
         with pytest.raises(RuntimeError, match="broken logged an error") as caught:
             raise_on_logged_errors([clean, Logged("broken", "started\n" + text)])
         assert text.strip().splitlines()[-1] in str(caught.value)
+
+
+def test_a_load_sends_its_requests_in_turn():
+    from benchmark.throughput import requests_in_turn
+    from benchmark.workload import CHAT_PATH
+
+    requests = requests_in_turn([b"a", b"b", b"c"])
+
+    assert [requests(i).body for i in range(5)] == [b"a", b"b", b"c", b"a", b"b"]
+    assert requests(0).path == CHAT_PATH
+
+
+def test_fix_modes_table_sends_each_body_asked_again_in_turn(monkeypatch, tmp_path):
+    from benchmark import throughput
+    from benchmark.workload import renaming_requests
+
+    sent = {}
+
+    def run_rows(row_class, variants, chosen, bodies, *rest):
+        sent.update(bodies)
+        return []
+
+    monkeypatch.setattr(throughput, "run_rows", run_rows)
+    chosen = cases(only=["10 tools", "no tools, small"])
+
+    throughput.bench_renaming(chosen, own_mitmdump(), tmp_path, False, [1])
+
+    assert sent == {"10 tools": renaming_requests(chosen[0].raw)}

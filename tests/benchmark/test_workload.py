@@ -3,12 +3,15 @@
 import itertools
 import json
 
+from benchmark.workload import ASKED
 from benchmark.workload import SDK_LOAD_HEADERS
+from benchmark.workload import asked_again
 from benchmark.workload import cases
 from benchmark.workload import chat_body
 from benchmark.workload import earlier_requests
 from benchmark.workload import encode
 from benchmark.workload import mcp_named
+from benchmark.workload import renaming_requests
 from benchmark.workload import stream_chunks
 from benchmark.workload import tool_name
 
@@ -106,3 +109,33 @@ def test_the_stream_calls_the_tool_in_fragments_then_ends():
     arguments = "".join(c[0]["function"]["arguments"] for c in calls[1:] if c)
     assert json.loads(arguments) == {"city": "Paris", "unit": "celsius", "days": 3}
     assert events[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_a_question_asked_again_keeps_all_but_the_last_message_and_differs_in_it():
+    raw = encode(chat_body(3, size=3_000))
+    body = json.loads(raw)
+
+    asked = asked_again(raw, 3)
+
+    assert asked[0] == raw and len(set(asked)) == 3
+    for sent in map(json.loads, asked[1:]):
+        assert sent["messages"][:-1] == body["messages"][:-1]
+        assert {k: v for k, v in sent.items() if k != "messages"} == {
+            k: v for k, v in body.items() if k != "messages"
+        }
+        last = sent["messages"][-1]
+        assert last["role"] == "user" and last["content"].startswith(
+            body["messages"][-1]["content"]
+        )
+    assert asked[1] == encode(json.loads(asked[1]))  # as the SDK sends it
+
+
+def test_fix_mode_is_timed_over_requests_its_splice_never_holds_whole():
+    # The splice keeps a few large bodies it searched (jsonsplice._MAX_SCANNED): sent in turn,
+    # each request is one it does not hold, as a chat client's next request is.
+    from toolnames_core import jsonsplice
+
+    raw = encode(chat_body(3, size=3_000))
+
+    assert renaming_requests(raw) == asked_again(mcp_named(raw), ASKED)
+    assert ASKED > jsonsplice._MAX_SCANNED
