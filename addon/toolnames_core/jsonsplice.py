@@ -296,7 +296,7 @@ class _KeySearch:
         """``members(body)``; None where ``body`` holds an escape of one of the names'
         characters (``escape_at``). A large body is searched only past what it shares with
         one searched before (``_Scanned``)."""
-        if len(body) < _REMEMBERED_FROM:
+        if not _REMEMBERED_FROM <= len(body) <= _REMEMBERED_UP_TO:
             return None if self.escape_at(body) >= 0 else self.members(body)
         before, shared = None, 0
         for scanned in _scanned:
@@ -340,9 +340,11 @@ class _Scanned(NamedTuple):
     escape: int  # where the first escape of a name's character begins; -1 if none
 
 
-# Bodies this long are remembered: below it, searching costs less than comparing. Bounded, as
-# the bodies are held: a few of the largest a proxy sees.
+# The bodies remembered, the last _MAX_SCANNED of these sizes: a smaller one costs little to
+# search; each is held until two others come (at most 16 MB; toolnames_max_body reads up to
+# 32 MB), where mitmdump lets a flow go once it is done.
 _REMEMBERED_FROM = 64 * 1024
+_REMEMBERED_UP_TO = 8 * 1024 * 1024
 _MAX_SCANNED = 2
 _scanned: list[_Scanned] = []
 _ESCAPE_SIZE = len(b"\\u0061")

@@ -495,3 +495,7 @@ def test_a_body_remembered_is_searched_again_only_past_what_it_shares(monkeypatc
     assert_as_the_walk(small.decode(), _renames(small))
     assert [s.body for s in jsonsplice._scanned] == [longer, longer]  # a small one is not kept
     assert len(jsonsplice._scanned) == jsonsplice._MAX_SCANNED
+    # Nor a very large one: it would be held.
+    monkeypatch.setattr(jsonsplice, "_REMEMBERED_UP_TO", len(shorter) - 1)
+    assert_as_the_walk(shorter.decode(), _renames(shorter))
+    assert [s.body for s in jsonsplice._scanned] == [longer, longer]
