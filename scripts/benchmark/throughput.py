@@ -64,13 +64,13 @@ __all__ = [
     "bench_renaming",
     "bench_rps",
     "first_alias",
-    "requests_in_turn",
     "json_only_script",
     "observe_variants",
     "per_connections",
     "planned_seconds",
     "raise_on_logged_errors",
     "renaming_variants",
+    "requests_in_turn",
     "run_rounds",
     "run_rows",
     "schedule",
@@ -428,8 +428,8 @@ def run_rows(
 ) -> list[R]:
     """One row of ``row_class`` per case: a sink answering ``answer``, a mitmdump per variant
     in front of it, each case's requests (``bodies[label]``, in turn) sent through every one in
-    rotating rounds, from each number of client ``connections`` in turn; ``line(row)`` is printed as each row is done. Raises if a mitmdump logged an
-    error."""
+    rotating rounds, from each number of client ``connections`` in turn; ``line(row)`` is
+    printed as each row is done. Raises if a mitmdump logged an error."""
     plan = schedule(quick)
     names = tuple(v.name for v in variants)
     rows = []
