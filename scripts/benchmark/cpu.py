@@ -53,7 +53,6 @@ __all__ = [
     "in_turn",
     "loads_in_turn",
     "other_reader",
-    "renamed_flow",
     "renamed_flows",
     "renewer",
     "streamed_answer",
@@ -192,19 +191,12 @@ def renewer(flow: http.HTTPFlow, response: http.Response) -> Callable[[], None]:
 
 
 @contextlib.contextmanager
-def renamed_flow(named: bytes) -> Iterator[Callable[[], None]]:
-    """Fix mode over a whole flow of ``named`` (every tool needing an alias), to run again and
-    again: the request as it came renamed, the answer's call of the first tool (by its alias)
-    given back. Checked once, through the hooks: the call was given back."""
-    with renamed_flows([named]) as renaming:
-        yield renaming
-
-
-@contextlib.contextmanager
 def renamed_flows(bodies: Sequence[bytes]) -> Iterator[Callable[[], None]]:
-    """``renamed_flow`` over each of ``bodies`` in turn (the same tools in each), a flow of
-    its own each, as a proxy gets them: each call runs the next body's flow, and after the
-    last the first again. Each is checked once, through the hooks."""
+    """Fix mode over a whole flow of each of ``bodies`` in turn (the same tools in each,
+    every one needing an alias), to run again and again: the request as it came renamed, the
+    answer's call of the first tool (by its alias) given back. A flow of its own each, as a
+    proxy gets them: each call runs the next body's flow, and after the last the first
+    again. Each is checked once, through the hooks: the call was given back."""
     with running(toolnames_mode="fix") as (_, tn):
         flow, _ = chat_flow(bodies[0])
         tn.request(flow)

@@ -14,7 +14,6 @@ from benchmark.cpu import bench_cpu
 from benchmark.cpu import chat_flow
 from benchmark.cpu import in_turn
 from benchmark.cpu import other_reader
-from benchmark.cpu import renamed_flow
 from benchmark.cpu import renamed_flows
 from benchmark.cpu import renewer
 from benchmark.cpu import streamed_answer
@@ -200,9 +199,9 @@ def test_a_renewed_flow_is_renamed_again_as_it_came_off_the_wire():
 
 def test_the_renamed_flow_runs_again_and_is_checked_to_give_the_call_back():
     (case,) = cases(only=["10 tools"])
-    with renamed_flow(mcp_named(case.raw)) as renaming:
+    with renamed_flows([mcp_named(case.raw)]) as renaming:
         renaming()
         renaming()
     # Names the rule accepts are not aliased, so nothing is given back: said, not timed.
-    with pytest.raises(SystemExit, match="did not restore"), renamed_flow(case.raw):
+    with pytest.raises(SystemExit, match="did not restore"), renamed_flows([case.raw]):
         pass
