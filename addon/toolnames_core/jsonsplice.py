@@ -251,51 +251,67 @@ class _KeySearch:
         codes = "|".join(sorted({f"{ord(c):02x}" for key in keys for c in key}))
         self.escape = re.compile(f"\\\\u00(?:{codes})".encode(), re.IGNORECASE)
 
-    def escape_at(self, body: bytes, start: int = 0) -> int:
+    def escape_at(self, body: bytes, start: int = 0, stop: int | None = None) -> int:
         """Where the first ``\\u00XX`` escape of one of the names' characters begins in
-        ``body``, from ``start`` on; -1 if there is none."""
+        ``body``, from ``start`` on and before ``stop``; -1 if there is none."""
         # A body of tools holds few backslashes: finding each (memchr) and looking at it took
         # a fifth of the time of one search for "\\u00" through 74 kB. A conversation holds
         # thousands: past the first few, the expression searches (its search for the backslash
         # alone took 0.65 to 0.9 of the time of one search for "\\u00" there).
+        if stop is None:
+            stop = len(body)
         find = body.find
-        at = find(b"\\", start)
+        at = find(b"\\", start, stop)
         for _ in range(_FEW_BACKSLASHES):
             if at < 0:
                 return -1
             if self.escape.match(body, at):
                 return at
-            at = find(b"\\", at + 1)
+            at = find(b"\\", at + 1, stop)
         if at < 0:
             return -1
-        found = self.escape.search(body, at)
+        found = self.escape.search(body, at, stop + _ESCAPE_SIZE - 1)
         return -1 if found is None else found.start()
 
-    def members(self, body: bytes, start: int = 0) -> list[int]:
+    def members(self, body: bytes, start: int = 0, stop: int | None = None) -> list[int]:
         """Where each quoted name in ``body`` ends (some of them values, or inside strings),
-        of those found searching from ``start`` on."""
+        of those found searching from ``start`` on that begin before ``stop``."""
+        if stop is None:
+            stop = len(body)
         out = []
         if self.quoted is not None:
             find = body.find
             quoted = self.quoted
             size = len(quoted)
-            at = find(quoted, start)
+            end = stop + size - 1  # find's end: a match lies wholly before it
+            at = find(quoted, start, end)
             while at >= 0:
                 at += size
                 out.append(at)
-                at = find(quoted, at)
+                at = find(quoted, at, end)
             return out
-        match = self.search(body, start)
-        while match is not None:
+        search = self.search
+        end = stop + self.longest - 1
+        match = search(body, start, end)
+        while match is not None and match.start() < stop:
             at = match.end()
             out.append(at)
-            match = self.search(body, at)
+            match = search(body, at, end)
         return out
+
+    def next_member(self, body: bytes, start: int) -> int:
+        """Where the first quoted name found searching ``body`` from ``start`` on ends; -1 if
+        there is none."""
+        if self.quoted is not None:
+            at = body.find(self.quoted, start)
+            return at if at < 0 else at + len(self.quoted)
+        match = self.search(body, start)
+        return -1 if match is None else match.end()
 
     def scan(self, body: bytes) -> list[int] | None:
         """``members(body)``; None where ``body`` holds an escape of one of the names'
-        characters (``escape_at``). A large body is searched only past what it shares with
-        one searched before (``_Scanned``)."""
+        characters (``escape_at``). A large body is searched only where it differs from one
+        searched before (``_Scanned``)."""
         if not _REMEMBERED_FROM <= len(body) <= _REMEMBERED_UP_TO:
             return None if self.escape_at(body) >= 0 else self.members(body)
         before, shared = None, 0
@@ -310,29 +326,73 @@ class _KeySearch:
             escape = self.escape_at(body)
             members = self.members(body)
         else:
-            # A match lying wholly in the bytes both share is in both; the searches go on
-            # from where a match that is not could begin (see _Scanned).
-            escape = before.escape
-            if escape < 0 or escape + _ESCAPE_SIZE > shared:
-                escape = self.escape_at(body, max(0, shared - _ESCAPE_SIZE + 1))
-            kept = bisect_right(before.members, shared)
-            members = before.members[:kept]
-            resume = max(members[-1] if members else 0, shared - self.longest + 1)
-            members += self.members(body, resume)
+            escape, members = self._past(body, before, shared)
         if len(_scanned) >= _MAX_SCANNED:
             del _scanned[0]
         _scanned.append(_Scanned(body, self, members, escape))
         return None if escape >= 0 else members
 
+    def _past(self, body: bytes, before: _Scanned, shared: int) -> tuple[int, list[int]]:
+        """``escape_at(body)`` and ``members(body)``, where ``body`` begins with the first
+        ``shared`` bytes of ``before.body``: body is searched only between those and the bytes
+        both end with (its tail), from where a match not wholly in what both begin with
+        could begin, then in its tail until its search meets old's (see _Scanned)."""
+        old = before.body
+        moved = len(body) - len(old)  # where a byte of old's tail is in body, less where in old
+        # A conversation's new round comes before what it resends after its messages: its
+        # tools, model and options.
+        tail = len(body) - shared_suffix(body, old, min(len(body), len(old)) - shared)
+        old_tail = tail - moved
+
+        escape = before.escape
+        if escape < 0 or escape + _ESCAPE_SIZE > shared:
+            # Old's first escape is not in the bytes both begin with, so none of old's is.
+            escape = self.escape_at(body, max(0, shared - _ESCAPE_SIZE + 1), tail)
+            if escape < 0 and before.escape >= 0:
+                if before.escape >= old_tail:
+                    escape = before.escape + moved  # old's first, in the tail both share
+                else:
+                    escape = self.escape_at(body, tail)  # what old's tail holds is not known
+
+        old_members = before.members
+        members = old_members[: bisect_right(old_members, shared)]
+        at = max(members[-1] if members else 0, shared - self.longest + 1)
+        between = self.members(body, at, tail)
+        members += between
+        # The search is now past every match that begins before the tail, at ``at``.
+        at = max(between[-1] if between else at, tail)
+        while bisect_right(old_members, at - moved) < len(old_members):
+            # The search at ``at`` in body is where it would be at ``at - moved`` in old's
+            # tail: once it ends a match there where old's search ended one, both go on
+            # alike, and old's matches after it are body's, moved.
+            at = self.next_member(body, at)
+            if at < 0:
+                break
+            members.append(at)
+            found = bisect_right(old_members, at - moved)
+            if found and old_members[found - 1] == at - moved:
+                rest = old_members[found:]
+                members += rest if moved == 0 else [end + moved for end in rest]
+                break
+        # Else old's search found none past ``at - moved``: nor is there one in its tail there,
+        # which is body's from ``at`` on.
+        return escape, members
+
 
 class _Scanned(NamedTuple):
     """A large body as ``_KeySearch.scan`` searched it, kept for the next: a chat client
-    resends its conversation a round longer every turn, so a request shares all but its last
-    round and its tail with the one before, and searching a 2 MB conversation twice cost a
-    fifth of fix mode's flow (issue 25). Each search is for bytes of a fixed length at most
-    (a quoted name; an escape, ``_ESCAPE_SIZE``), and finds matches left to right, each
-    after the one before: a match lying wholly in the bytes two bodies share is the same in
-    both, so the new body is searched only from where one that does not could begin."""
+    resends its conversation a round longer every turn, so a request begins with all but the
+    last round of the one before and ends with the same tools and options. Searching a 2 MB
+    conversation twice cost a fifth of fix mode's flow, and 100 tools after a new question
+    a tenth of its samples in mitmdump (issue 25).
+
+    Each search is for bytes of a fixed length at most (a quoted name; an escape,
+    ``_ESCAPE_SIZE``), and finds matches left to right, each after the one before. A match
+    lying wholly in the bytes two bodies begin with is in both, so the new body is searched
+    from where one that does not could begin. Where both end alike, from the same place on
+    the search finds the same matches: once the new body's search ends a match where the
+    old one's ended one, the old one's matches after it are the new body's, moved by the
+    difference in length."""
 
     body: bytes
     search: _KeySearch
@@ -371,6 +431,30 @@ def shared_prefix(body: bytes, other: bytes) -> int:
         else:
             high = middle
     return low
+
+
+def shared_suffix(body: bytes, other: bytes, most: int) -> int:
+    """How many bytes ``body`` and ``other`` end with alike, at most ``most``."""
+    moved = len(body) - len(other)
+    view = memoryview(other)
+    starts = body.startswith
+    least = len(other) - most
+    # ``other`` and ``body`` are alike from ``at`` (in other) on.
+    at = len(other)
+    while at - _SHARED_BLOCK > least and starts(
+        view[at - _SHARED_BLOCK : at], at - _SHARED_BLOCK + moved
+    ):
+        at -= _SHARED_BLOCK
+    low, high = max(at - _SHARED_BLOCK, least), at  # alike from high on; from low, to be found
+    if starts(view[low:high], low + moved):
+        return len(other) - low
+    while high - low > 1:  # alike from high on, not from low
+        middle = (low + high) // 2
+        if starts(view[middle:high], middle + moved):
+            high = middle
+        else:
+            low = middle
+    return len(other) - high
 
 
 _key_searches: dict[frozenset[str], _KeySearch] = {}

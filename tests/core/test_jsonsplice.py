@@ -1,6 +1,7 @@
 """Replacing one value inside JSON text (jsonsplice.py) while every other byte stays put."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -380,26 +381,60 @@ def _scan_fresh(search, body: bytes) -> list[int] | None:
 @given(
     keys=st.sampled_from([frozenset({"name"}), frozenset({"name", "id"})]),
     first=st.lists(st.sampled_from(_PIECES), max_size=30),
-    tails=st.lists(st.lists(st.sampled_from(_PIECES), max_size=8), min_size=1, max_size=4),
+    middles=st.lists(st.lists(st.sampled_from(_PIECES), max_size=8), min_size=1, max_size=4),
     data=st.data(),
 )
-def test_a_body_searched_past_what_it_shares_is_found_as_searched_whole(keys, first, tails, data):
+def test_a_body_searched_where_it_differs_is_found_as_searched_whole(keys, first, middles, data):
     from toolnames_core import jsonsplice
 
     search = jsonsplice._key_search(keys)
     bodies = ["".join(first).encode()]
-    for tail in tails:
-        # Each next body keeps some of one sent before (a conversation a round longer, or
-        # another one), cut anywhere, even inside a match.
+    for middle in middles:
+        # Each next body keeps a beginning and an end of one sent before (a conversation a
+        # round longer before its tools, the same one asked otherwise, or another one), cut
+        # anywhere, even inside a match; the end may repeat bytes of the beginning.
         before = data.draw(st.sampled_from(bodies))
         cut = data.draw(st.integers(0, len(before)))
-        bodies.append(before[:cut] + "".join(tail).encode())
+        rest = data.draw(st.integers(0, len(before)))
+        bodies.append(before[:cut] + "".join(middle).encode() + before[rest:])
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(jsonsplice, "_REMEMBERED_FROM", 0)
         patch.setattr(jsonsplice, "_SHARED_BLOCK", 4)
         patch.setattr(jsonsplice, "_scanned", [])
         for body in bodies:
             assert search.scan(body) == _scan_fresh(search, body)
+
+
+def test_a_match_old_stepped_over_in_the_end_both_share_is_not_taken_for_its():
+    from toolnames_core import jsonsplice
+
+    # Old's search found "name" at 1 and 11; the body's, sharing old's first byte and its
+    # end from byte 6 on, finds it at 2 and then none: the one at 2 is old's 6, which old's
+    # search stepped over.
+    old, body = b'{"name"name"name"', b'{Z"name"name"'
+    search = jsonsplice._key_search(frozenset({"name"}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonsplice, "_REMEMBERED_FROM", 0)
+        patch.setattr(jsonsplice, "_scanned", [])
+        assert search.scan(old) == [7, 17]
+        assert search.scan(body) == [8] == search.members(body)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.sampled_from([frozenset({"name"}), frozenset({"name", "id"})]),
+    pieces=st.lists(st.sampled_from(_PIECES), max_size=20),
+    stop=st.integers(0, 200),
+)
+def test_members_before_a_stop_are_those_of_the_whole_search_that_begin_before_it(
+    keys, pieces, stop
+):
+    from toolnames_core import jsonsplice
+
+    body = "".join(pieces).encode()
+    whole = re.finditer(b'"(?:' + b"|".join(k.encode() for k in keys) + b')"', body)
+    search = jsonsplice._key_search(keys)
+    assert search.members(body, 0, stop) == [m.end() for m in whole if m.start() < stop]
 
 
 @settings(max_examples=300, deadline=None)
@@ -419,6 +454,27 @@ def test_shared_prefix_is_how_many_bytes_two_bodies_begin_with_alike(body, other
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(jsonsplice, "_SHARED_BLOCK", block)
         assert jsonsplice.shared_prefix(body, other) == alike
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.binary(max_size=40),
+    other=st.binary(max_size=40),
+    cut=st.integers(0, 40),
+    most=st.integers(0, 40),
+    block=st.sampled_from([1, 3, 4, 64 * 1024]),
+)
+def test_shared_suffix_is_how_many_bytes_two_bodies_end_with_alike(body, other, cut, most, block):
+    from toolnames_core import jsonsplice
+
+    other += body[len(body) - cut :] if cut else b""
+    most = min(most, len(body), len(other))
+    alike = 0
+    while alike < most and body[-1 - alike] == other[-1 - alike]:
+        alike += 1
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonsplice, "_SHARED_BLOCK", block)
+        assert jsonsplice.shared_suffix(body, other, most) == alike
 
 
 def _chat_turns(rounds: int) -> list[dict]:
@@ -466,30 +522,45 @@ def test_a_conversation_growing_past_the_remembered_size_is_renamed_as_the_walk_
         assert_as_the_walk(body.decode(), _renames(body))
 
 
-def test_a_body_remembered_is_searched_again_only_past_what_it_shares(monkeypatch):
+def test_a_body_remembered_is_searched_again_only_where_it_differs(monkeypatch):
     from toolnames_core import jsonsplice
 
     monkeypatch.setattr(jsonsplice, "_scanned", [])
-    starts = []
-    members = jsonsplice._KeySearch.members
+    searched = []
+    members, next_member = jsonsplice._KeySearch.members, jsonsplice._KeySearch.next_member
 
-    def searched_from(self, body, start=0):
-        starts.append(start)
-        return members(self, body, start)
+    def searched_between(self, body, start=0, stop=None):
+        searched.append((start, stop))
+        return members(self, body, start, stop)
 
-    monkeypatch.setattr(jsonsplice._KeySearch, "members", searched_from)
+    def searched_on(self, body, start):
+        searched.append((start, "next"))
+        return next_member(self, body, start)
+
+    monkeypatch.setattr(jsonsplice._KeySearch, "members", searched_between)
+    monkeypatch.setattr(jsonsplice._KeySearch, "next_member", searched_on)
     messages = _chat_turns(60)
     shorter, longer = _conversation(messages[:-3]), _conversation(messages)
     shared = jsonsplice.shared_prefix(longer, shorter)
     assert shared > 0.9 * len(shorter)
+    # The new round comes before the tools, which end both.
+    tail = len(longer) - jsonsplice.shared_suffix(longer, shorter, len(shorter) - shared)
+    assert longer[tail:].startswith(b"],") and longer.endswith(shorter[-len(longer) + tail :])
 
     for body in (shorter, longer, longer):
         assert_as_the_walk(body.decode(), _renames(body))
 
-    # Searched whole, then from where a match not wholly in the shared bytes could begin;
-    # the same body again, only where its end could hold one.
+    # Searched whole; then from where a match not wholly in the bytes both begin with could
+    # begin, to the bytes both end with, where one step finds the tools' "name" where the
+    # search through the shorter body found it; the same body again, only where its end could
+    # hold a match.
     quoted = len(b'"name"')
-    assert starts == [0, shared - quoted + 1, len(longer) - quoted + 1]
+    assert searched == [
+        (0, None),
+        (shared - quoted + 1, tail),
+        (tail, "next"),
+        (len(longer) - quoted + 1, len(longer)),
+    ]
     small = _conversation(messages[:4])
     assert len(small) < jsonsplice._REMEMBERED_FROM
     assert_as_the_walk(small.decode(), _renames(small))
