@@ -321,7 +321,13 @@ class _KeySearch:
                 if common > shared:
                     before, shared = scanned, common
                     if shared == len(body):
-                        break  # the same body again: nothing to search
+                        break  # nothing of body past the bytes both begin with
+        if before is not None and len(before.body) == shared == len(body):
+            # The same body again (a client's retry): found as before. It becomes the last
+            # one searched, and the other body kept stays, for its conversation's next turn.
+            _scanned.remove(before)
+            _scanned.append(before)
+            return None if before.escape >= 0 else before.members
         if before is None:
             escape = self.escape_at(body)
             members = self.members(body)

@@ -552,21 +552,40 @@ def test_a_body_remembered_is_searched_again_only_where_it_differs(monkeypatch):
 
     # Searched whole; then from where a match not wholly in the bytes both begin with could
     # begin, to the bytes both end with, where one step finds the tools' "name" where the
-    # search through the shorter body found it; the same body again, only where its end could
-    # hold a match.
+    # search through the shorter body found it; the same body again, not at all.
     quoted = len(b'"name"')
-    assert searched == [
-        (0, None),
-        (shared - quoted + 1, tail),
-        (tail, "next"),
-        (len(longer) - quoted + 1, len(longer)),
-    ]
+    assert searched == [(0, None), (shared - quoted + 1, tail), (tail, "next")]
+    assert [s.body for s in jsonsplice._scanned] == [shorter, longer]
     small = _conversation(messages[:4])
     assert len(small) < jsonsplice._REMEMBERED_FROM
     assert_as_the_walk(small.decode(), _renames(small))
-    assert [s.body for s in jsonsplice._scanned] == [longer, longer]  # a small one is not kept
+    assert [s.body for s in jsonsplice._scanned] == [shorter, longer]  # a small one is not kept
     assert len(jsonsplice._scanned) == jsonsplice._MAX_SCANNED
     # Nor a very large one: it would be held.
     monkeypatch.setattr(jsonsplice, "_REMEMBERED_UP_TO", len(shorter) - 1)
     assert_as_the_walk(shorter.decode(), _renames(shorter))
-    assert [s.body for s in jsonsplice._scanned] == [longer, longer]
+    assert [s.body for s in jsonsplice._scanned] == [shorter, longer]
+
+
+def test_a_retry_keeps_the_other_conversation_remembered(monkeypatch):
+    from toolnames_core import jsonsplice
+
+    monkeypatch.setattr(jsonsplice, "_scanned", [])
+    first, other = _chat_turns(40), _chat_turns(41)[1:]  # two conversations
+    first_body, other_body = _conversation(first), _conversation(other)
+    for body in (other_body, first_body, first_body):  # the last one a retry
+        assert_as_the_walk(body.decode(), _renames(body))
+    assert [s.body for s in jsonsplice._scanned] == [other_body, first_body]
+
+    # The other conversation's next turn is searched only where it differs from its last.
+    starts = []
+    members = jsonsplice._KeySearch.members
+
+    def searched_between(self, body, start=0, stop=None):
+        starts.append(start)
+        return members(self, body, start, stop)
+
+    monkeypatch.setattr(jsonsplice._KeySearch, "members", searched_between)
+    longer = _conversation(other + _chat_turns(42)[-3:])
+    assert_as_the_walk(longer.decode(), _renames(longer))
+    assert starts == [jsonsplice.shared_prefix(longer, other_body) - len(b'"name"') + 1]
