@@ -405,7 +405,7 @@ def test_a_body_searched_where_it_differs_is_found_as_searched_whole(keys, first
             assert search.scan(body) == _scan_fresh(search, body)
 
 
-def test_a_match_old_stepped_over_in_the_end_both_share_is_not_taken_for_its():
+def test_a_match_the_old_search_stepped_over_is_not_taken_for_one_of_its_own():
     from toolnames_core import jsonsplice
 
     # Old's search found "name" at 1 and 11; the body's, sharing old's first byte and its
