@@ -346,7 +346,7 @@ class _KeySearch:
         old = before.body
         moved = len(body) - len(old)  # where a byte of old's tail is in body, less where in old
         # A conversation's new round comes before what it resends after its messages: its
-        # tools, model and options.
+        # tools and options.
         tail = len(body) - shared_suffix(body, old, min(len(body), len(old)) - shared)
         old_tail = tail - moved
 
