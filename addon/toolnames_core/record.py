@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
 from itertools import chain
+from itertools import islice
 from operator import is_
 from typing import TYPE_CHECKING
 from typing import NamedTuple
@@ -91,12 +92,15 @@ class RecordedRejection(NamedTuple):
 
 
 class _Made:
-    """What a record made of its lists, for the record of the same flow made after it: a
-    flow's request hook records its findings and fixes, and its answer's hook records them
-    again with the answer's findings after them, each time as metadata, a comment and an
-    outcome (issue 25: at 100 tools, a quarter of a renamed flow). The lists are compared by
-    identity (findings are frozen; a record's lists are never changed in place), so what was
-    made of other lists is never taken."""
+    """What records made of one list of fixes and of the findings beside it, shared by every
+    record whose exchange's fixes are these very objects. A flow's request hook records its
+    findings and fixes, and its answer's hook records them again with the answer's findings
+    after them, each time as metadata, a comment and an outcome; fix mode shares each place's
+    fix and finding between requests, and an agent resends its tools and history every turn,
+    so the next flow's record holds the same objects again (issue 25: at 100 tools, a quarter
+    of a renamed flow). Lists are compared by identity (findings and fixes are frozen; a
+    record's lists are never changed in place), so what was made of other lists is never
+    taken. What it holds is never changed in place either: records of several flows read it."""
 
     __slots__ = (
         "finding_entries",
@@ -104,33 +108,74 @@ class _Made:
         "fix_entries",
         "fixed",
         "fixes",
-        "renames_text",
+        "renamed",
+        "replaced",
         "source",
         "unrepaired",
         "unrepaired_of",
     )
 
-    def __init__(self, source: list) -> None:
+    def __init__(self, source: list, fixes: list[RecordedFix]) -> None:
         self.source = source  # the exchange's fixes the record's fixes were made from
-        self.findings: list[Finding] = []
-        self.finding_entries: list[dict] = []
-        # Of the record's fixes (``keyed``): their metadata entries, the places fix mode
-        # rewrote, what the comment says of them, and the findings those places leave
-        # standing (of the findings ``unrepaired_of``), each made when first asked for.
-        self.fixes: list[RecordedFix] | None = None
+        self.fixes = fixes  # their records, the fixes of every record made with this
+        # Of those fixes, each made when first asked for: their metadata entries, the places
+        # fix mode rewrote, the aliases (``FlowRecord.renamed``) and what the comment says of
+        # the other rewrites.
         self.fix_entries: list[dict] | None = None
         self.fixed: set | None = None
-        self.renames_text: tuple[str, ...] | None = None
+        self.renamed: dict[str, tuple[str, int]] | None = None
+        self.replaced: tuple[str, ...] | None = None
+        # The findings last recorded with them, their entries, and those the fixes leave
+        # standing (of the findings ``unrepaired_of``).
+        self.findings: list[Finding] = []
+        self.finding_entries: list[dict] = []
         self.unrepaired_of: list[Finding] | None = None
         self.unrepaired: list[Finding] = []
 
-    def keyed(self, fixes: list[RecordedFix]) -> _Made:
-        """Itself, holding what is made of ``fixes`` (nothing yet, if they are other fixes)."""
-        if self.fixes is not fixes:
-            self.fixes, self.fix_entries, self.fixed = fixes, None, None
-            self.renames_text = None
-            self.unrepaired_of, self.unrepaired = None, []
-        return self
+    @classmethod
+    def of(cls, source: list) -> _Made:
+        """What was made of fixes ``source`` (kept from a recent flow whose exchange's fixes
+        are the same objects), or a new one. A conversation that grew keeps its fixes and
+        adds some after them: what a kept one made of the fixes it begins with is reused."""
+        grown_from = None
+        for kept in reversed(_made_lately):
+            if _starts_with(source, kept.source):
+                if len(kept.source) == len(source):
+                    _made_lately.remove(kept)
+                    _made_lately.append(kept)
+                    return kept
+                if grown_from is None or len(kept.source) > len(grown_from.source):
+                    grown_from = kept
+        if grown_from is None or not grown_from.source:
+            made = cls(source, _recorded_fixes(source))
+        else:
+            made = cls(source, grown_from.fixes + _recorded_fixes(source[len(grown_from.source) :]))
+            made.grow_from(grown_from)
+        if len(_made_lately) >= _MAX_MADE_LATELY:
+            del _made_lately[0]
+        _made_lately.append(made)
+        return made
+
+    def grow_from(self, before: _Made) -> None:
+        """Take what ``before`` made of the fixes this one begins with, each made for the
+        rest; what ``before`` had not made yet is left to be made when asked for."""
+        done = len(before.fixes)
+        added = self.fixes[done:]
+        if before.fix_entries is not None:
+            self.fix_entries = before.fix_entries + _entries_of(added)
+        if before.fixed is not None:
+            self.fixed = before.fixed | _places(added)
+        if before.renamed is not None:
+            self.renamed = _renamed(added, dict(before.renamed))
+            self.replaced = before.replaced + _replaced(added)
+        # The findings' entries hold: they are the findings' own. What the fixes leave
+        # standing does not: a fix added may repair a finding that stood.
+        self.findings, self.finding_entries = before.findings, before.finding_entries
+
+
+_made_lately: list[_Made] = []
+# Conversations at once whose records' makings are kept: each holds a flow's lists.
+_MAX_MADE_LATELY = 4
 
 
 class _EachOnce:
@@ -218,17 +263,14 @@ class FlowRecord:
         earlier = exchange.record
         made = earlier.made if earlier is not None else None
         if made is None or made.source is not exchange.fixes:
-            made = _Made(exchange.fixes)
-            fixes = _recorded_fixes(exchange.fixes)
-        else:
-            fixes = earlier.fixes
+            made = _Made.of(exchange.fixes)
         exchange.record = recorded = cls(
             exchange.format.api,
             exchange.rule.id,
             mode,
             action,
             exchange.findings,
-            fixes,
+            made.fixes,
             list(exchange.fix_skipped),
             exchange.restored,
             rejections=[
@@ -339,13 +381,18 @@ class FlowRecord:
 
     def _fix_entries(self) -> list[dict]:
         """The fixes' metadata entries, storable."""
-        made = self.made
+        made = self._made_of_fixes()
         if made is None:
             return _entries_of(self.fixes)
-        made = made.keyed(self.fixes)
         if made.fix_entries is None:
             made.fix_entries = _entries_of(self.fixes)
         return made.fix_entries
+
+    def _made_of_fixes(self) -> _Made | None:
+        """What was made of this record's fixes; None for a record with other fixes than it
+        was made with (``dataclasses.replace``): nothing made of those is taken."""
+        made = self.made
+        return made if made is not None and made.fixes is self.fixes else None
 
     @classmethod
     def from_metadata(cls, meta: object) -> FlowRecord | None:
@@ -442,15 +489,16 @@ class FlowRecord:
             return list(self.findings)
         # A finding about a name is repaired where fix mode rewrote that name; one at a place
         # it left as sent (a choice no rewrite explains, a name offered twice) still stands.
-        made = self.made.keyed(self.fixes) if self.made is not None else None
+        made = self._made_of_fixes()
         if made is None:
-            return _standing(self.findings, {(f.path, f.message_index) for f in self.fixes})
+            return _standing(self.findings, _places(self.fixes))
         findings = self.findings
         if made.unrepaired_of is findings:
             return made.unrepaired
         if made.fixed is None:
-            made.fixed = {(f.path, f.message_index) for f in self.fixes}
-        # The answer's record lists the request's findings first: only the answer's are sifted.
+            made.fixed = _places(self.fixes)
+        # The answer's record lists the request's findings first, and the next flow's record
+        # the same findings again: only the findings after those are sifted.
         head = made.unrepaired_of
         if head is not None and _starts_with(findings, head):
             unrepaired = made.unrepaired + _standing(findings[len(head) :], made.fixed)
@@ -531,22 +579,30 @@ class FlowRecord:
     @property
     def renamed(self) -> dict[str, tuple[str, int]]:
         """Each aliased name: (its alias, at how many places)."""
-        renamed: dict[str, tuple[str, int]] = {}
-        for f in self.fixes:
-            if f.rewrite == ALIAS_REWRITE:
-                renamed[f.old] = (f.new, renamed.get(f.old, ("", 0))[1] + 1)
-        return renamed
+        return dict(self._renames()[1])
+
+    def _renames(self) -> tuple[tuple[str, ...], dict[str, tuple[str, int]]]:
+        """What the comment says of each fix that is no alias, and ``renamed`` (made once for
+        the records that share this one's fixes, never to be changed)."""
+        made = self._made_of_fixes()
+        if made is None:
+            return _replaced(self.fixes), _renamed(self.fixes, {})
+        if made.renamed is None:
+            made.replaced, made.renamed = _replaced(self.fixes), _renamed(self.fixes, {})
+        return made.replaced, made.renamed
 
     def fixes_text(self) -> str:
         """What fix mode changed, shortly: choices pointed elsewhere, names aliased, names
         given back in the answer."""
-        made = self.made.keyed(self.fixes) if self.made is not None else None
-        renames = made.renames_text if made is not None else None
-        if renames is None:
-            renames = self._renames_text()
-            if made is not None:
-                made.renames_text = renames
-        parts = list(renames)
+        replaced, renamed = self._renames()
+        parts = list(replaced)
+        if renamed:
+            shown = [
+                f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
+                for old, (new, n) in islice(renamed.items(), 3)
+            ]
+            more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
+            parts.append("renamed " + ", ".join(shown) + more)
         if self.restored:
             parts.append(f"restored {self.restored} name(s) in the answer")
         if self.accept_encoding_sent is not None:
@@ -560,23 +616,6 @@ class FlowRecord:
         if self.resigned and self.signed is not None:
             parts.append(f"signed it again with AWS SigV4 ({self.signed.scope_text})")
         return "; ".join(parts)
-
-    def _renames_text(self) -> tuple[str, ...]:
-        """What ``fixes_text`` says of the fixes themselves (kept for the flow's next record)."""
-        parts = [
-            f"{f.path} {quote_name(f.old)} → {quote_name(f.new)} ({f.rewrite})"
-            for f in self.fixes
-            if f.rewrite != ALIAS_REWRITE
-        ]
-        renamed = self.renamed
-        if renamed:
-            shown = [
-                f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
-                for old, (new, n) in list(renamed.items())[:3]
-            ]
-            more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
-            parts.append("renamed " + ", ".join(shown) + more)
-        return tuple(parts)
 
     def signature_text(self) -> str | None:
         """What the record says of the request's signature, for the view; None if unsigned."""
@@ -592,6 +631,29 @@ class FlowRecord:
         elif self.signed_declined is not None:
             text += f"; not fixed: {self.signed_declined}; {SIGNED_WORKAROUNDS}"
         return text
+
+
+def _places(fixes: list[RecordedFix]) -> set[tuple[str, int | None]]:
+    """The places ``fixes`` rewrote."""
+    return {(f.path, f.message_index) for f in fixes}
+
+
+def _renamed(fixes: list[RecordedFix], renamed: dict) -> dict[str, tuple[str, int]]:
+    """``renamed`` (each aliased name: its alias, at how many places) with ``fixes`` added."""
+    for f in fixes:
+        if f.rewrite == ALIAS_REWRITE:
+            renamed[f.old] = (f.new, renamed.get(f.old, ("", 0))[1] + 1)
+    return renamed
+
+
+def _replaced(fixes: list[RecordedFix]) -> tuple[str, ...]:
+    """What the comment says of each of ``fixes`` that is no alias (a choice pointed at
+    another tool, a name given its provider's spelling)."""
+    return tuple(
+        f"{f.path} {quote_name(f.old)} → {quote_name(f.new)} ({f.rewrite})"
+        for f in fixes
+        if f.rewrite != ALIAS_REWRITE
+    )
 
 
 def _standing(findings: list[Finding], fixed: set) -> list[Finding]:

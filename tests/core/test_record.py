@@ -5,10 +5,14 @@ import json
 import operator
 
 import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from tests.testkit import exchange_for
 from toolnames_core import FlowRecord
 from toolnames_core.model import Finding
+from toolnames_core.model import Fix
 from toolnames_core.record import RecordedFix
 from toolnames_core.record import RecordedRejection
 
@@ -190,12 +194,24 @@ def test_a_fix_with_only_warnings_left_leads_with_the_fix():
 
 
 def _fresh(exchange, mode: str) -> FlowRecord:
-    """The record of ``exchange`` made as if none had been made of it before."""
+    """The record of ``exchange`` made as if none had been made of it before, by this flow
+    or any other: everything it says is made of its own lists."""
     earlier, exchange.record = exchange.record, None
     try:
-        return FlowRecord.of(exchange, mode)
+        return dataclasses.replace(FlowRecord.of(exchange, mode), made=None)
     finally:
         exchange.record = earlier
+
+
+def _says(recorded: FlowRecord) -> tuple:
+    """All a record says of its flow."""
+    return (
+        recorded.to_metadata(),
+        recorded.outcome,
+        recorded.comment(),
+        recorded.fixes_text(),
+        recorded.renamed,
+    )
 
 
 @pytest.mark.parametrize(
@@ -268,3 +284,91 @@ def test_the_metadata_entries_of_shared_findings_and_fixes_are_made_once():
     assert one["findings"] == [f.to_dict() for f in first.findings]
     other = FlowRecord.of(exchange_for(_chat("e.f"), "openai-chat", "openai", fix=True), "fix")
     assert [e["from"] for e in other.to_metadata()["fixes"]] == ["e.f"]
+
+
+def _conversation(*calls: str, tools: tuple[str, ...] = ("a.b", "c.d")) -> bytes:
+    """A chat request offering ``tools`` after a history that called each of ``calls``."""
+    messages: list[dict] = [{"role": "user", "content": "hi"}]
+    for i, name in enumerate(calls):
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": name}}
+        messages.append({"role": "assistant", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": "ok"})
+    functions = [{"type": "function", "function": {"name": n}} for n in tools]
+    return json.dumps({"messages": messages, "tools": functions}).encode()
+
+
+def test_the_next_flows_record_takes_what_was_made_of_the_same_fixes():
+    # An agent resends its tools and history every turn, and fix mode shares each place's
+    # fix and finding between requests: what a record makes of them is made once for all
+    # the flows that hold them (issue 25), and says what one made afresh says.
+    body = _conversation("a.b")
+    first = FlowRecord.of(exchange_for(body, "openai-chat", "openai", fix=True), "fix")
+    said = _says(first)
+    exchange = exchange_for(body, "openai-chat", "openai", fix=True)
+    again = FlowRecord.of(exchange, "fix")
+    assert again.made is first.made and again.fixes is first.fixes
+    assert _says(again) == said == _says(_fresh(exchange, "fix"))
+    assert "'a.b' → " in said[2] and "(2 places)" in said[2]
+
+
+def test_a_conversation_that_grew_takes_what_was_made_of_the_fixes_it_began_with():
+    # Each round adds calls to the history after the last: the fixes of the round before
+    # come first, and what was made of them is kept, the new ones made. Every record says
+    # what one made afresh says, the new places counted and repaired.
+    before = None
+    for calls in [(), ("a.b",), ("a.b", "c.d"), ("a.b", "c.d", "a.b")]:
+        exchange = exchange_for(_conversation(*calls), "openai-chat", "openai", fix=True)
+        recorded = FlowRecord.of(exchange, "fix")
+        assert _says(recorded) == _says(_fresh(exchange, "fix")), calls
+        if before is not None:
+            assert len(recorded.fixes) == len(before.fixes) + 1
+            assert all(map(operator.is_, before.fixes, recorded.fixes))
+        before = recorded
+    assert recorded.outcome == "fixed"
+    assert "'a.b' → " in recorded.comment() and "(3 places)" in recorded.comment()
+    # Fixes of any kind may come after (fix mode's own put a choice's first): one that
+    # points a choice elsewhere is said too.
+    exchange = exchange_for(_conversation("a.b", "c.d", "a.b"), "openai-chat", "openai", fix=True)
+    pointed = Fix(("tool_choice", "function", "name"), "a/b", "a.b", "mastra+openai-agents")
+    exchange.fixes = [*exchange.fixes, pointed]
+    recorded = FlowRecord.of(exchange, "fix")
+    assert _says(recorded) == _says(_fresh(exchange, "fix"))
+    assert "tool_choice.function.name 'a/b' → 'a.b' (mastra+openai-agents)" in recorded.comment()
+
+
+_ANSWERS = [
+    None,
+    b'{"choices": [{"message": {"content": "hi"}}]}',
+    b'{"choices": [{"message": {"tool_calls": [{"function": {"name": "nope"}}]}}]}',
+    _openai_rejection("messages[1].tool_calls[0].function.name", "string too long."),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(["a.b", "c.d", "e.f", "ok", "zz.top"]), max_size=4),
+            st.sampled_from([("a.b", "c.d"), ("a.b", "c.d", "ok"), ("e.f",)]),
+            st.sampled_from(_ANSWERS),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_whatever_flows_came_before_a_record_says_what_one_made_afresh_says(flows):
+    # Records of other flows, of conversations that grew, shrank or are others, their
+    # answers judged later and in another order (as a proxy's connections interleave):
+    # nothing made for one is taken where it does not hold.
+    answered = []
+    for calls, tools, answer in flows:
+        exchange = exchange_for(
+            _conversation(*calls, tools=tools), "openai-chat", "openai", fix=True
+        )
+        assert _says(FlowRecord.of(exchange, "fix")) == _says(_fresh(exchange, "fix"))
+        answered.append((exchange, answer))
+    for exchange, answer in reversed(answered):
+        if answer is not None:
+            status = 400 if b'"error"' in answer else 200
+            exchange.check_response(status, "application/json", answer)
+        assert _says(FlowRecord.of(exchange, "fix")) == _says(_fresh(exchange, "fix"))
