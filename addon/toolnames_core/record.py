@@ -109,6 +109,7 @@ class _Made:
         "fixed",
         "fixes",
         "renamed",
+        "renames_text",
         "replaced",
         "source",
         "unrepaired",
@@ -119,12 +120,13 @@ class _Made:
         self.source = source  # the exchange's fixes the record's fixes were made from
         self.fixes = fixes  # their records, the fixes of every record made with this
         # Of those fixes, each made when first asked for: their metadata entries, the places
-        # fix mode rewrote, the aliases (``FlowRecord.renamed``) and what the comment says of
-        # the other rewrites.
+        # fix mode rewrote, the aliases (``FlowRecord.renamed``), what the comment says of
+        # the other rewrites, and all it says of the fixes.
         self.fix_entries: list[dict] | None = None
         self.fixed: set | None = None
         self.renamed: dict[str, tuple[str, int]] | None = None
         self.replaced: tuple[str, ...] | None = None
+        self.renames_text: tuple[str, ...] | None = None
         # The findings last recorded with them, their entries, and those the fixes leave
         # standing (of the findings ``unrepaired_of``).
         self.findings: list[Finding] = []
@@ -594,15 +596,13 @@ class FlowRecord:
     def fixes_text(self) -> str:
         """What fix mode changed, shortly: choices pointed elsewhere, names aliased, names
         given back in the answer."""
-        replaced, renamed = self._renames()
-        parts = list(replaced)
-        if renamed:
-            shown = [
-                f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
-                for old, (new, n) in islice(renamed.items(), 3)
-            ]
-            more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
-            parts.append("renamed " + ", ".join(shown) + more)
+        made = self._made_of_fixes()
+        renames = made.renames_text if made is not None else None
+        if renames is None:
+            renames = self._renames_text()
+            if made is not None:
+                made.renames_text = renames
+        parts = list(renames)
         if self.restored:
             parts.append(f"restored {self.restored} name(s) in the answer")
         if self.accept_encoding_sent is not None:
@@ -616,6 +616,18 @@ class FlowRecord:
         if self.resigned and self.signed is not None:
             parts.append(f"signed it again with AWS SigV4 ({self.signed.scope_text})")
         return "; ".join(parts)
+
+    def _renames_text(self) -> tuple[str, ...]:
+        """What ``fixes_text`` says of the fixes themselves."""
+        replaced, renamed = self._renames()
+        if not renamed:
+            return replaced
+        shown = [
+            f"{quote_name(old)} → {quote_name(new)}" + (f" ({n} places)" if n > 1 else "")
+            for old, (new, n) in islice(renamed.items(), 3)
+        ]
+        more = f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
+        return (*replaced, "renamed " + ", ".join(shown) + more)
 
     def signature_text(self) -> str | None:
         """What the record says of the request's signature, for the view; None if unsigned."""
