@@ -53,9 +53,9 @@ def counted(monkeypatch) -> dict[str, list[bytes]]:
             return real_scan.search(content, pos)
 
     def counting(decode):
-        def body(content, shape=None):
+        def body(content, shape=None, resent=()):
             seen["loads"].append(content)
-            return decode(content, shape)
+            return decode(content, shape, resent)
 
         return body
 

@@ -63,12 +63,17 @@ def unchecked_calls(why: str) -> Finding:
 
 
 def parse_object(
-    content: bytes, reader: Reader = DEFAULT, shape: object = None, what: str = "the body"
+    content: bytes,
+    reader: Reader = DEFAULT,
+    shape: object = None,
+    what: str = "the body",
+    resent: tuple[str, ...] = (),
 ) -> tuple[dict | None, Finding | None]:
-    """The body as the object its adapter reads (``shape``: what the fast reader decodes),
-    or the finding that says why it cannot be read (``what``: the body, as it says it)."""
+    """The body as the object its adapter reads (``shape``: what the fast reader decodes;
+    ``resent``: its members a client sends alike every request), or the finding that says
+    why it cannot be read (``what``: the body, as it says it)."""
     try:
-        body = reader.body(content, shape)
+        body = reader.body(content, shape, resent)
     except RecursionError:
         return None, unreadable("the JSON is nested too deeply to read")
     except ValueError as e:  # JSONDecodeError and UnicodeDecodeError alike
@@ -182,7 +187,9 @@ def read_request(
         gc.disable()
     try:
         shapes = fmt.shapes
-        body, problem = parse_object(content, reader, shapes and shapes.request, what)
+        body, problem = parse_object(
+            content, reader, shapes and shapes.request, what, fmt.offer_keys
+        )
         if body is None:
             return None, problem
         view = fmt.read_request(body)

@@ -175,27 +175,84 @@ def test_bodies_at_the_edge_of_what_the_decoders_agree_on_get_one_answer(api, co
         )
 
 
+# Past the size from which the fast reader decodes the members that offer tools once for
+# the same bytes (readers.py); test_a_large_bodys_tools_are_decoded_once checks it is.
+LARGE = 16 * 1024
+
+
+def large(content: bytes) -> bytes:
+    """``content``, an object, grown past LARGE by a member no adapter reads, put first."""
+    if not content.startswith(b"{"):
+        return content
+    rest = content[1:].lstrip()
+    return b'{"padding": "' + b"x" * LARGE + (b'"' if rest.startswith(b"}") else b'", ') + rest
+
+
 def nested(depth: int) -> bytes:
     return b'{"model": ' + b"[" * depth + b"]" * depth + b', "tools": [{"name": "a.b"}]}'
 
 
+def nested_in_tools(depth: int) -> bytes:
+    # Inside the tools of a large body: they are decoded on their own, one level shallower.
+    arrays = b"[" * depth + b"]" * depth
+    return large(b'{"tools": [{"name": "a.b", "input_schema": ' + arrays + b"}]}")
+
+
 @needs_msgspec
-def test_nesting_at_the_recursion_limit_is_read_alike():
+@pytest.mark.parametrize("body", [nested, nested_in_tools])
+def test_nesting_at_the_recursion_limit_is_read_alike(body):
     # Both decoders count depth with the interpreter's C recursion counter: where json.loads
     # stops, msgspec stops too, in a key no adapter reads as much as in one it does.
     low, high = 1, 1_000_000
     while low < high:  # json.loads's deepest array here
         depth = (low + high + 1) // 2
         try:
-            json.loads(nested(depth))
+            json.loads(body(depth))
             low = depth
         except RecursionError:
             high = depth - 1
     for depth in (low - 1, low, low + 1, low + 2):
         for api in APIS:
             same_request(
-                outcome(api, "openai", nested(depth), True, readers.FAST),
-                outcome(api, "openai", nested(depth), True, readers.STANDARD),
+                outcome(api, "openai", body(depth), True, readers.FAST),
+                outcome(api, "openai", body(depth), True, readers.STANDARD),
+            )
+
+
+def _chat(tools: list[str], question: str) -> bytes:
+    # Each tool named as chat completions names one and as Messages and Responses do, with
+    # a description no adapter reads: each format's adapter reads its own name.
+    functions = [
+        {
+            "type": "function",
+            "name": f"{name}!",
+            "function": {"name": name, "description": "d" * 200},
+        }
+        for name in tools
+    ]
+    messages = [{"role": "user", "content": question}]
+    return json.dumps({"messages": messages, "tools": functions}).encode()
+
+
+@needs_msgspec
+def test_a_large_bodys_tools_are_decoded_once_for_the_same_bytes():
+    # A client resends its tools alike every request: decoded once, shared by the requests
+    # that send those bytes; other bytes, or the same read by another format, decoded anew.
+    tools = [f"tool.{i}" for i in range(100)]
+    first, again = _chat(tools, "hi"), _chat(tools, "and now?")
+    assert len(first) > LARGE
+    shape, resent = FORMATS["openai-chat"].shapes.request, FORMATS["openai-chat"].offer_keys
+    one = readers.FAST.body(first, shape, resent)
+    two = readers.FAST.body(again, shape, resent)
+    assert two["tools"] is one["tools"] and two is not one
+    other = readers.FAST.body(_chat([*tools[:-1], "tool.x"], "hi"), shape, resent)
+    assert other["tools"] is not one["tools"]
+    assert [t["function"]["name"] for t in other["tools"]][-2:] == ["tool.98", "tool.x"]
+    for api in ("openai-chat", "anthropic-messages", "openai-responses"):
+        for body in (first, again):
+            same_request(
+                outcome(api, "openai", body, True, readers.FAST),
+                outcome(api, "openai", body, True, readers.STANDARD),
             )
 
 
@@ -241,6 +298,20 @@ def test_both_readers_find_fix_and_rename_the_same_in_any_request(api, data, rul
         outcome(api, rule, request, fix, readers.FAST),
         outcome(api, rule, request, fix, readers.STANDARD),
     )
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", APIS)
+@examples(30)
+@given(data=st.data(), rule=st.sampled_from(sorted(RULES)), fix=st.booleans())
+def test_both_readers_find_fix_and_rename_the_same_in_any_large_request(api, data, rule, fix):
+    # A large body's tools are decoded apart from the rest, and once for the same bytes.
+    request = large(data.draw(odd_requests(api)))
+    for _ in range(2):  # decoded, then found decoded
+        same_request(
+            outcome(api, rule, request, fix, readers.FAST),
+            outcome(api, rule, request, fix, readers.STANDARD),
+        )
 
 
 @needs_msgspec

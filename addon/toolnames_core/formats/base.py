@@ -118,7 +118,9 @@ class WireFormat:
     # -- the request
     read_request: Callable[[dict], RequestView]
     # The top-level keys under which its requests offer tools: the shapes a request to a
-    # path no format claims is recognised by as carrying tools (``unclaimed.py``).
+    # path no format claims is recognised by as carrying tools (``unclaimed.py``), and what
+    # a client resends alike every turn, decoded once for the same bytes by the fast reader
+    # (``readers.py``).
     offer_keys: tuple[str, ...]
     # Choice keys that name an entry of one tool list only: {choice key: list key}.
     choice_lists: Mapping[str, str] = field(default_factory=dict)

@@ -266,9 +266,9 @@ def test_a_message_that_is_not_json_passes_with_a_warning():
 def spy_reader(read: list) -> Reader:
     """The standard reader, noting each body it reads."""
 
-    def body(content, shape=None):
+    def body(content, shape=None, resent=()):
         read.append(content)
-        return readers.STANDARD.body(content, shape)
+        return readers.STANDARD.body(content, shape, resent)
 
     return Reader("spy", "a reader that notes what it reads", body, readers.STANDARD.event)
 
