@@ -22,6 +22,7 @@ import json.scanner
 import re
 from bisect import bisect_right
 from collections import Counter
+from dataclasses import dataclass
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii
 from operator import itemgetter
@@ -222,6 +223,8 @@ def replace_values(text: str, replacements: dict[JsonPath, object]) -> str:
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # What follows a member name before its string value.
 _COLON = re.compile(rb'[ \t\n\r]*:[ \t\n\r]*"')
+# What _COLON's match looks at before it gives up: the byte after this match decides.
+_UP_TO_VALUE = re.compile(rb"[ \t\n\r]*(?::[ \t\n\r]*)?")
 # What makes a string's bytes other than its value: an escape, or a control character,
 # which the decoder refuses. The same in an old value: JSON never holds it as its bytes.
 _NOT_RAW = re.compile(rb"[\\\x00-\x1f]").search
@@ -308,12 +311,15 @@ class _KeySearch:
         match = self.search(body, start)
         return -1 if match is None else match.end()
 
-    def scan(self, body: bytes) -> list[int] | None:
-        """``members(body)``; None where ``body`` holds an escape of one of the names'
-        characters (``escape_at``). A large body is searched only where it differs from one
-        searched before (``_Scanned``)."""
+    def scan(self, body: bytes) -> _Found | None:
+        """``members(body)``, and how they were found; None where ``body`` holds an escape of
+        one of the names' characters (``escape_at``). A large body is searched only where it
+        differs from one searched before (``_Scanned``)."""
         if not _REMEMBERED_FROM <= len(body) <= _REMEMBERED_UP_TO:
-            return None if self.escape_at(body) >= 0 else self.members(body)
+            if self.escape_at(body) >= 0:
+                return None
+            members = self.members(body)
+            return _Found(members, None, None, 0, 0, len(members), 0)
         before, shared = None, 0
         for scanned in _scanned:
             if scanned.search is self:
@@ -327,22 +333,33 @@ class _KeySearch:
             # one searched, and the other body kept stays, for its conversation's next turn.
             _scanned.remove(before)
             _scanned.append(before)
-            return None if before.escape >= 0 else before.members
+            if before.escape >= 0:
+                return None
+            members = before.members
+            return _Found(members, before, before, len(members), shared, len(members), 0)
         if before is None:
             escape = self.escape_at(body)
             members = self.members(body)
+            head, tail_at, moved = 0, len(members), 0
         else:
-            escape, members = self._past(body, before, shared)
+            escape, members, head, tail_at, moved = self._past(body, before, shared)
         if len(_scanned) >= _MAX_SCANNED:
             del _scanned[0]
-        _scanned.append(_Scanned(body, self, members, escape))
-        return None if escape >= 0 else members
+        scanned = _Scanned(body, self, members, escape)
+        _scanned.append(scanned)
+        if escape >= 0:
+            return None
+        return _Found(members, scanned, before, head, shared, tail_at, moved)
 
-    def _past(self, body: bytes, before: _Scanned, shared: int) -> tuple[int, list[int]]:
+    def _past(
+        self, body: bytes, before: _Scanned, shared: int
+    ) -> tuple[int, list[int], int, int, int]:
         """``escape_at(body)`` and ``members(body)``, where ``body`` begins with the first
         ``shared`` bytes of ``before.body``: body is searched only between those and the bytes
         both end with (its tail), from where a match not wholly in what both begin with
-        could begin, then in its tail until its search meets old's (see _Scanned)."""
+        could begin, then in its tail until its search meets old's (see _Scanned). Then how
+        many of its first members are old's first ones, from which of its members on they
+        are old's last ones, moved, and by how many bytes (``_Found``)."""
         old = before.body
         moved = len(body) - len(old)  # where a byte of old's tail is in body, less where in old
         # A conversation's new round comes before what it resends after its messages: its
@@ -362,6 +379,7 @@ class _KeySearch:
 
         old_members = before.members
         members = old_members[: bisect_right(old_members, shared)]
+        head = len(members)
         at = max(members[-1] if members else 0, shared - self.longest + 1)
         between = self.members(body, at, tail)
         members += between
@@ -379,13 +397,15 @@ class _KeySearch:
             if found and old_members[found - 1] == at - moved:
                 rest = old_members[found:]
                 members += rest if moved == 0 else [end + moved for end in rest]
-                break
+                # From this match on (it lies in the tail), body's are old's, moved.
+                return escape, members, head, len(members) - len(rest) - 1, moved
         # Else old's search found none past ``at - moved``: nor is there one in its tail there,
         # which is body's from ``at`` on.
-        return escape, members
+        return escape, members, head, len(members), moved
 
 
-class _Scanned(NamedTuple):
+@dataclass(slots=True)
+class _Scanned:
     """A large body as ``_KeySearch.scan`` searched it, kept for the next: a chat client
     resends its conversation a round longer every turn, so a request begins with all but the
     last round of the one before and ends with the same tools and options. Searching a 2 MB
@@ -404,6 +424,37 @@ class _Scanned(NamedTuple):
     search: _KeySearch
     members: list[int]  # where each quoted name ends, in order
     escape: int  # where the first escape of a name's character begins; -1 if none
+    # What ``_found_by_key`` read at each member for the names ``read_for`` (``_Reads``):
+    # the next body's members where both begin and end alike are read alike.
+    read_for: _Names | None = None
+    reads: _Reads | None = None
+
+
+class _Found(NamedTuple):
+    """A body's members as ``_KeySearch.scan`` found them: with what it kept of the body
+    (``scanned``; None for a body it does not keep), and the body searched before it, when
+    it was searched only where the two differ. Its first ``head`` members are ``before``'s
+    first ones, lying in the ``shared`` bytes both begin with; from index ``tail_at`` on
+    they are ``before``'s last ones, in the bytes both end with, ``moved`` bytes further."""
+
+    members: list[int]
+    scanned: _Scanned | None
+    before: _Scanned | None
+    head: int
+    shared: int
+    tail_at: int
+    moved: int
+
+
+class _Reads(NamedTuple):
+    """What ``_found_by_key`` read at each member of a body: the span it found there (the
+    value's, and its old value) or None, and how far the reads up to it looked, the furthest
+    byte each read looked at, past it (``reach``: never less along the list). A read looks
+    only at the bytes from its member on: one within the bytes two bodies begin with, or
+    with its member in the bytes both end with, reads the same in both."""
+
+    spans: list[tuple[int, int, str] | None]
+    reach: list[int]
 
 
 # The bodies remembered, the last _MAX_SCANNED of these sizes. A smaller one costs less to
@@ -544,55 +595,102 @@ def _found_by_key(
     """
     if () in replacements:
         return None
-    new_for, raw_old = names.new_for, names.raw_old
     # In C rather than a Python step per place: a request may rename thousands.
     keys = set(map(itemgetter(-1), replacements))
     if not all(type(key) is str and _PLAIN_KEY.fullmatch(key) for key in keys):
         return None
-    members = _key_search(frozenset(keys)).scan(body)
-    if members is None:
+    found = _key_search(frozenset(keys)).scan(body)
+    if found is None:
         return None
-    spans = []
-    append = spans.append
+    reads = _read_values(body, found, names)
+    if reads is None:
+        return None
+    if found.scanned is not None:
+        found.scanned.read_for, found.scanned.reads = names, reads
+    spans = list(filter(None, reads.spans))
+    if len(spans) != len(replacements):
+        return None
+    olds = map(itemgetter(2), spans)
+    if len(names.new_for) == len(replacements):
+        # Each old value at one place, the common case: as many matches, each a different one.
+        return spans if len(set(olds)) == len(spans) else None
+    # Counter's own == steps through both in Python; counts from iterables are never 0, so
+    # the dicts' == says the same.
+    needed = Counter(map(itemgetter(0), replacements.values()))
+    return spans if dict.__eq__(Counter(olds), needed) else None
+
+
+def _read_values(body: bytes, found: _Found, names: _Names) -> _Reads | None:
+    """What is read at each of ``found``'s members (``_Reads``); None where a read finds
+    ``body`` no JSON, or cannot tell. Where ``body`` was searched as the one before it was,
+    where both begin alike and end alike, what was read there is taken (moved, at the end),
+    for the same names."""
+    members = found.members
+    before = found.before
+    kept = before.reads if before is not None and before.read_for is names else None
+    if kept is None:
+        start, stop, spans, reach = 0, len(members), [], []
+    else:
+        # The reads that looked only at the bytes both begin with.
+        start = bisect_right(kept.reach, found.shared, 0, found.head)
+        stop = found.tail_at
+        spans, reach = kept.spans[:start], kept.reach[:start]
+    new_for, raw_old = names.new_for, names.raw_old
+    append, reached = spans.append, reach.append
     startswith = body.startswith
     find = body.find
-    for end in members:
+    furthest = reach[-1] if reach else 0
+    for end in members[start:stop]:
         if startswith(b':"', end):  # compact JSON, as SDKs send it
             at = end + 1  # the value's opening quote
         else:
             colon = _COLON.match(body, end)
             if colon is None:
-                continue  # a string value, or a member whose value is no string
+                # A string value, or a member whose value is no string: the colon's match
+                # looked up to the byte it stopped at.
+                append(None)
+                looked = _UP_TO_VALUE.match(body, end).end() + 1
+                furthest = max(furthest, looked)
+                reached(furthest)
+                continue
             at = colon.end() - 1
         close = find(b'"', at + 1)
         if close < 0:
             return None  # an unterminated string: not JSON
+        looked = close + 1
         old = raw_old.get(body[at + 1 : close])
         if old is not None:
-            append((at, close + 1, old))
+            append((at, looked, old))
         elif _NOT_RAW(body, at + 1, close):
             # An escape (the value may end at a later quote), or a string the decoder
             # refuses: read it as the decoder does.
             rest = _STRING_REST.match(body, at + 1)
             if rest is None:
                 return None
+            looked = rest.end()
             try:
-                value = scanstring(body[at + 1 : rest.end()].decode("utf-8"), 0)[0]
+                value = scanstring(body[at + 1 : looked].decode("utf-8"), 0)[0]
             except ValueError:
                 return None
-            if value in new_for:
-                append((at, rest.end(), value))
-        # Else its value is its bytes, and no old value's.
-    if len(spans) != len(replacements):
-        return None
-    found = map(itemgetter(2), spans)
-    if len(new_for) == len(replacements):
-        # Each old value at one place, the common case: as many matches, each a different one.
-        return spans if len(set(found)) == len(spans) else None
-    # Counter's own == steps through both in Python; counts from iterables are never 0, so
-    # the dicts' == says the same.
-    needed = Counter(map(itemgetter(0), replacements.values()))
-    return spans if dict.__eq__(Counter(found), needed) else None
+            append((at, looked, value) if value in new_for else None)
+        else:
+            append(None)  # its value is its bytes, and no old value's
+        if looked > furthest:
+            furthest = looked
+        reached(furthest)
+    if stop < len(members):
+        # The rest are the members of the bytes both end with: each read looked only at
+        # those, ``moved`` bytes further here. How far they looked is told no nearer than
+        # it was there, moved (an earlier read of the old body may have looked further).
+        first = len(before.members) - (len(members) - stop)
+        moved = found.moved
+        rest = kept.spans[first:]
+        spans += rest if moved == 0 else [s and (s[0] + moved, s[1] + moved, s[2]) for s in rest]
+        beyond = bisect_right(kept.reach, furthest - moved, first)
+        reach += [furthest] * (beyond - first)
+        rest_reach = kept.reach[beyond:]
+        reach += rest_reach if moved == 0 else [r + moved for r in rest_reach]
+    return _Reads(spans, reach)
 
 
 def replace_strings(body: bytes, replacements: Replacements) -> bytes:

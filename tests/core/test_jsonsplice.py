@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from hypothesis import example
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -372,6 +373,11 @@ def test_a_body_is_renamed_as_the_walk_renames_its_text(
 _PIECES = ['"name"', '"id"', "\\u006e", "\\u0049", "\\\\", "\\", '"', "name", "na", ":", "x" * 7]
 
 
+def _members(found) -> list[int] | None:
+    """The members ``_KeySearch.scan`` found; None for a body it cannot search."""
+    return None if found is None else found.members
+
+
 def _scan_fresh(search, body: bytes) -> list[int] | None:
     escape = search.escape_at(body)
     return None if escape >= 0 else search.members(body)
@@ -402,7 +408,7 @@ def test_a_body_searched_where_it_differs_is_found_as_searched_whole(keys, first
         patch.setattr(jsonsplice, "_SHARED_BLOCK", 4)
         patch.setattr(jsonsplice, "_scanned", [])
         for body in bodies:
-            assert search.scan(body) == _scan_fresh(search, body)
+            assert _members(search.scan(body)) == _scan_fresh(search, body)
 
 
 def test_a_match_the_old_search_stepped_over_is_not_taken_for_one_of_its_own():
@@ -416,8 +422,8 @@ def test_a_match_the_old_search_stepped_over_is_not_taken_for_one_of_its_own():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(jsonsplice, "_REMEMBERED_FROM", 0)
         patch.setattr(jsonsplice, "_scanned", [])
-        assert search.scan(old) == [7, 17]
-        assert search.scan(body) == [8] == search.members(body)
+        assert _members(search.scan(old)) == [7, 17]
+        assert _members(search.scan(body)) == [8] == search.members(body)
 
 
 @settings(max_examples=300, deadline=None)
@@ -589,3 +595,121 @@ def test_a_retry_keeps_the_other_conversation_remembered(monkeypatch):
     longer = _conversation(other + _chat_turns(42)[-3:])
     assert_as_the_walk(longer.decode(), _renames(longer))
     assert starts == [jsonsplice.shared_prefix(longer, other_body) - len(b'"name"') + 1]
+
+
+# -- what was read at a remembered body's members is taken where the next reads alike -------
+
+# Messages whose texts begin alike and differ in a name, its spelling, its spacing or its
+# kind: where two bodies part inside a value, that value is read again.
+_MESSAGES = [
+    '{"name":"a.b"}',
+    '{"name":"a.bc"}',
+    '{"name":"a.b","x":1}',
+    '{"name" : "c.d"}',
+    '{"name":  "c.d" }',
+    '{"name":"c\\u002ed"}',
+    '{"name":"a\\"b"}',
+    '{"name":"a\\"bc"}',
+    '{"name":1}',
+    '{"name":{"name":"a.b"}}',
+    '{"name" :[]}',
+    '{"name" :"a.b"}',
+    '{"x":"\\"name\\":\\"a.b\\""}',
+    '{"name":"x"}',
+]
+_OLDS = ["a.b", "a.bc", "c.d", 'a"b', "x"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    turns=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(_MESSAGES), max_size=6),
+            st.lists(st.sampled_from(_MESSAGES[:4]), max_size=3),  # its tools
+            st.sets(st.sampled_from(_OLDS), min_size=1),  # the names renamed
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+)
+# Two bodies that part inside an escaped value: it is read again, to its end.
+@example(
+    turns=[([_MESSAGES[6]], [_MESSAGES[6]], {'a"b'}), ([_MESSAGES[7]], [_MESSAGES[6]], {'a"b'})]
+)
+# The tools both end with, moved in the second; the third parts from it inside their value.
+@example(
+    turns=[
+        ([_MESSAGES[-1]], [_MESSAGES[0]], {"a.b"}),
+        ([_MESSAGES[-1]] * 2, [_MESSAGES[0]], {"a.b"}),
+        ([_MESSAGES[-1]] * 2, [_MESSAGES[1], _MESSAGES[0]], {"a.b"}),
+    ]
+)
+def test_what_a_body_reads_where_it_begins_and_ends_as_the_one_before_is_what_it_would_read(
+    turns,
+):
+    from toolnames_core import jsonsplice
+
+    # Each request after the first keeps what one before held and adds, drops or changes
+    # messages, most often the same tools after them, other names renamed or the same.
+    # Whatever was read of the bodies searched before, each finds and reads what a search
+    # of it alone would, member by member, and is renamed as the walk renames it.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonsplice, "_REMEMBERED_FROM", 0)
+        patch.setattr(jsonsplice, "_SHARED_BLOCK", 4)
+        patch.setattr(jsonsplice, "_scanned", [])
+        for messages, tools, olds in turns + turns[::-1]:
+            text = '{"messages":[' + ",".join(messages) + '],"tools":[' + ",".join(tools) + "]}"
+            body = text.encode()
+            replacements = {
+                where: (value, value.upper() + "!")
+                for where, value in _member_strings(json.loads(text)).items()
+                if value in olds and where[-1] == "name"
+            }
+            names = jsonsplice._names(frozenset(replacements.values()))
+            found = jsonsplice._found_by_key(body, replacements, names)
+            read = jsonsplice._scanned[-1].reads
+            kept = jsonsplice._scanned
+            patch.setattr(jsonsplice, "_scanned", [])
+            assert found == jsonsplice._found_by_key(body, replacements, names)
+            alone = jsonsplice._scanned[-1].reads
+            assert (read and read.spans) == (alone and alone.spans)
+            patch.setattr(jsonsplice, "_scanned", kept)
+            assert_as_the_walk(text, replacements)  # and the same body again: a retry
+
+
+def test_a_remembered_bodys_reads_are_taken_where_the_next_body_reads_alike(monkeypatch):
+    from toolnames_core import jsonsplice
+
+    # The same conversation asked another way (the bytes both begin with, then a question,
+    # then the same round and tools), then a round longer: only the names between are read.
+    monkeypatch.setattr(jsonsplice, "_scanned", [])
+    read = []
+
+    class Colon:  # spaced JSON: every name's value is read through its match
+        def match(self, body, at):
+            read.append(at)
+            return colon.match(body, at)
+
+    colon = jsonsplice._COLON
+    monkeypatch.setattr(jsonsplice, "_COLON", Colon())
+    turns = _chat_turns(41)
+    asked = [*turns[:-6], {"role": "user", "content": "Otherwise? " * 90}, *turns[-5:-3]]
+    conversations = [turns[:-3], asked, turns]
+    tools = [{"type": "function", "function": {"name": "get.weather", "parameters": {}}}]
+    bodies = [json.dumps({"messages": m, "tools": tools}).encode() for m in conversations]
+    spans, counts = [], []
+    for body in bodies:
+        read.clear()
+        assert_as_the_walk(body.decode(), _renames(body))
+        spans.append(jsonsplice._scanned[-1].reads.spans)
+        counts.append(len(read))
+    # Every name read in the first; in the second, none (its question holds no name); in the
+    # third, the new round's call.
+    assert counts == [len(spans[0]), 0, 1]
+    assert len(spans[2]) == len(spans[0]) + 1
+    for before, after, body, old in zip(
+        spans[:-1], spans[1:], bodies[1:], bodies[:-1], strict=True
+    ):
+        moved = len(body) - len(old)
+        assert after[-1] == (before[-1][0] + moved, before[-1][1] + moved, "get.weather")
+        assert after[0] is before[0]  # a call in the messages both begin with
