@@ -79,6 +79,28 @@ def test_a_false_alarm_is_a_disagreement_on_an_accepted_request():
     assert [f.code for f in ex.findings] == ["name-invalid-chars", "rule-disagrees"]
 
 
+def test_a_false_alarm_said_again_is_the_same_finding_and_says_only_its_own_answer():
+    # A client resends its tools every request: the disagreement about each name is weighed
+    # once (issue 25), and is the same finding each time; another status, host, place or
+    # name is weighed on its own.
+    def accepted(ex: Exchange, status: int = 200):
+        return ex.check_response(status, "application/json", ACCEPTED)
+
+    (first,) = accepted(exchange("fs.read", "ok"))
+    (again,) = accepted(exchange("fs.read", "ok"))
+    assert again is first
+    (other_status,) = accepted(exchange("fs.read", "ok"), 201)
+    assert "(HTTP 201)" in other_status.message and "(HTTP 200)" in first.message
+    elsewhere = Exchange(FORMATS["openai-chat"], RULES["openai"], "other.example.com")
+    elsewhere.check_request(request("fs.read", "ok"))
+    (other_host,) = accepted(elsewhere)
+    assert "disagrees with other.example.com" in other_host.message
+    (moved,) = accepted(exchange("ok", "fs.read"))
+    assert moved.path == "tools[1].function.name" and moved.message.count("tools[1]") == 1
+    (renamed,) = accepted(exchange("fs.write", "ok"))
+    assert "'fs.write'" in renamed.message and "'fs.read'" not in renamed.message
+
+
 def test_a_name_no_known_rule_accepts_says_to_report_it():
     ex = exchange("a b")  # a space: every rule rejects it
     (found,) = ex.check_response(200, "application/json", ACCEPTED)
