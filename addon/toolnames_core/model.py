@@ -103,6 +103,10 @@ class ToolSet:
         self.derived[key] = (rule, value)
 
 
+def _moved(ref: NameRef, prefix: JsonPath) -> NameRef:
+    return dataclasses.replace(ref, where=(*prefix, *ref.where))
+
+
 def tool_set(tools: list[NameRef]) -> ToolSet:
     """The ``ToolSet`` of ``tools``, the one remembered when the same names sit at the same
     places with the same kinds and namespaces."""
@@ -242,14 +246,19 @@ class RequestView:
     def move_under(self, prefix: JsonPath) -> None:
         """Path what the view holds from ``prefix``: the view of a body that sits there in the
         body sent (a batch's params, a carried body). A view with parts is not moved: its
-        parts share their names with it."""
-        for ref in (*self.tools, *self.history):
-            ref.where = (*prefix, *ref.where)
+        parts share their names with it. Its refs are made anew, moved: an adapter may share
+        a ref between the views of requests that sent the same tools."""
+        self.tools = [_moved(ref, prefix) for ref in self.tools]
+        self.history = [_moved(ref, prefix) for ref in self.history]
         choices = []
         for choice in self.choices:
-            for ref in choice.names:
-                ref.where = (*prefix, *ref.where)
-            choices.append(dataclasses.replace(choice, where=(*prefix, *choice.where)))
+            choices.append(
+                dataclasses.replace(
+                    choice,
+                    where=(*prefix, *choice.where),
+                    names=tuple(_moved(ref, prefix) for ref in choice.names),
+                )
+            )
         self.choices = choices
         self.problems = [problem.moved_under(prefix) for problem in self.problems]
 

@@ -88,7 +88,29 @@ def read_function_tools(tools: object, view: RequestView, objects: FunctionObjec
     elif not tools and objects.empty is not None:
         view.problems.append(objects.empty)
     else:
-        _read_each(tools, ("tools",), view.tools.append, view, objects)
+        # The fast reader hands the same list again for the same bytes of tools (readers.py):
+        # read once. The refs and findings are shared by the views that read them, which
+        # never change them (RequestView.move_under makes new ones).
+        global _tools_read
+        read = _tools_read
+        if read is None or read.tools is not tools or read.objects is not objects:
+            scratch = RequestView(view.api)
+            _read_each(tools, ("tools",), scratch.tools.append, scratch, objects)
+            read = _tools_read = _ToolsRead(tools, objects, scratch.tools, scratch.problems)
+        view.tools += read.refs
+        view.problems += read.problems
+
+
+class _ToolsRead(NamedTuple):
+    """What ``read_function_tools`` read of the last list of tools it was handed."""
+
+    tools: list
+    objects: FunctionObjects
+    refs: list[NameRef]
+    problems: list[Finding]
+
+
+_tools_read: _ToolsRead | None = None
 
 
 def read_function_calls(

@@ -3,6 +3,7 @@ its parameters, and the parallel-call wrapper: the calls inside it, and when a c
 wrapper."""
 
 import json
+import operator
 
 import pytest
 
@@ -170,3 +171,28 @@ def test_a_wrapper_is_a_wrapper_unless_a_tool_of_its_name_was_offered(name):
     assert is_parallel_wrapper(name, {"get_weather"})
     assert not is_parallel_wrapper(name, {name})
     assert not is_parallel_wrapper("get_weather", set())
+
+
+def test_the_same_list_of_tools_again_is_read_once_and_its_refs_are_never_changed():
+    # The fast reader hands the same list again for the same bytes of tools (readers.py):
+    # its names and findings are read once (issue 25), for any views, as they read it.
+    tools = list(OBJECTS)
+    first, second = RequestView("test"), RequestView("test")
+    read_function_tools(tools, first, STRICT)
+    read_function_tools(tools, second, STRICT)
+    assert second.tools == first.tools and len(first.tools) == 2
+    assert all(map(operator.is_, second.tools, first.tools))
+    assert second.problems == first.problems and len(first.problems) == 8
+    # A view moved under a prefix (a carried body) moves its own refs, not the shared ones.
+    kept, moved = RequestView("test"), RequestView("test")
+    read_function_tools(tools, kept, LENIENT)  # another format's reading: read as that one
+    assert [ref.name for ref in kept.tools] == ["get_weather", "no_type", "other_type"]
+    read_function_tools(tools, moved, LENIENT)
+    assert moved.tools[0] is kept.tools[0]
+    moved.move_under(("body",))
+    assert moved.tools[0].where == ("body", "tools", 0, "function", "name")
+    assert kept.tools[0].where == ("tools", 0, "function", "name")
+    # Another list, even of the same objects, is read as it is.
+    other = RequestView("test")
+    read_function_tools([OBJECTS[1], *tools], other, LENIENT)
+    assert [ref.where[1] for ref in other.tools] == [1, 3, 4]
