@@ -40,6 +40,7 @@ from toolnames_core.findings import type_name
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import read_once
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -50,11 +51,8 @@ API = "anthropic-messages"
 _CHOICE_MODES = {"auto": "auto", "any": "required", "none": "none"}
 
 
-def _read_tools(body: dict, view: RequestView) -> None:
-    if body.get("tools") is None:
-        return
+def _read_tools(tools: object, view: RequestView) -> None:
     view.tools_given = True
-    tools = body["tools"]
     if not isinstance(tools, list):
         view.problems.append(malformed(("tools",), "an array", tools))
         return
@@ -140,7 +138,8 @@ def _read_history(messages: object, view: RequestView) -> None:
 
 def read_request(body: dict) -> RequestView:
     view = RequestView(API, streaming=body.get("stream") is True)
-    _read_tools(body, view)
+    if body.get("tools") is not None:
+        read_once(_read_tools, body["tools"], view)
     if body.get("tool_choice") is not None:
         _read_tool_choice(body["tool_choice"], view)
     _read_history(body.get("messages"), view)

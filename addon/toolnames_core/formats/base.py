@@ -11,6 +11,7 @@ __all__ = [
     "Shapes",
     "WireFormat",
     "bare_path",
+    "read_once",
 ]
 
 import re
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from operator import is_
 from typing import NamedTuple
 from typing import Protocol
 
@@ -167,3 +169,59 @@ def bare_path(path: str) -> str:
     if "%" in path:
         path = urllib.parse.unquote(path)
     return path.rstrip("/")
+
+
+def read_once(read: Callable[..., object], value: object, view: RequestView, *args: object):
+    """``read(value, view, *args)``, for a reader of a request's tools that only adds to the
+    view's tools and problems (and says tools were given) what ``value`` and ``args`` decide.
+    The fast reader hands the same decoded tools again for the same bytes (readers.py): read
+    once for them (issue 25: at 100 tools, a third of an observed flow), the refs and
+    findings shared by the views that read them, which never change them
+    (``RequestView.move_under`` makes new ones). ``read``'s own answer is kept too."""
+    for kept in _read_lately:
+        if (
+            kept.value is value
+            and kept.read is read
+            and kept.api == view.api
+            and len(kept.args) == len(args)
+            and all(map(is_, kept.args, args))
+        ):
+            break
+    else:
+        scratch = RequestView(view.api)
+        answer = read(value, scratch, *args)
+        kept = _Read(
+            value,
+            read,
+            view.api,
+            args,
+            scratch.tools,
+            scratch.problems,
+            answer,
+            scratch.tools_given,
+        )
+        if len(_read_lately) >= _MAX_READ_LATELY:
+            del _read_lately[0]
+        _read_lately.append(kept)
+    view.tools += kept.tools
+    view.problems += kept.problems
+    view.tools_given = view.tools_given or kept.given
+    return kept.answer
+
+
+class _Read(NamedTuple):
+    """What ``read_once`` read of one value: the value and how, then what it added."""
+
+    value: object
+    read: Callable[..., object]
+    api: str
+    args: tuple
+    tools: list[NameRef]
+    problems: list[Finding]
+    answer: object
+    given: bool
+
+
+# As many formats' or clients' tools at once.
+_read_lately: list[_Read] = []
+_MAX_READ_LATELY = 4

@@ -27,6 +27,7 @@ from toolnames_core.findings import shown
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import read_once
 from toolnames_core.framings import SSE
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -71,12 +72,9 @@ def _members(
     return found
 
 
-def _read_tools(body: dict, view: RequestView) -> int:
+def _read_tools(tools: object, view: RequestView) -> int:
     """Offered function declarations; returns how many declaration entries there are, readable or not."""
-    if body.get("tools") is None:
-        return 0
     view.tools_given = True
-    tools = body["tools"]
     if not isinstance(tools, list):
         view.problems.append(malformed(("tools",), "an array", tools))
         return 0
@@ -223,7 +221,8 @@ def _read_history(contents: object, view: RequestView) -> None:
 def read_request(body: dict) -> RequestView:
     # Gemini streams by endpoint (:streamGenerateContent), not by a body field.
     view = RequestView(API)
-    declared = _read_tools(body, view)
+    tools = body.get("tools")
+    declared = 0 if tools is None else read_once(_read_tools, tools, view)
     _read_tool_config(body, declared, view)
     _read_history(body.get("contents"), view)
     return view

@@ -28,6 +28,7 @@ from toolnames_core.findings import shown
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import read_once
 from toolnames_core.framings import NDJSON
 from toolnames_core.model import Finding
 from toolnames_core.model import NameRef
@@ -111,7 +112,7 @@ def _read_history(messages: object, view: RequestView) -> None:
 def read_request(body: dict) -> RequestView:
     # Streaming is Ollama's default: only "stream": false asks for one answer.
     view = RequestView(API, streaming=body.get("stream") is not False)
-    _read_tools(body.get("tools"), view)
+    read_once(_read_tools, body.get("tools"), view)
     if "tool_choice" in body:
         # Not a field of Ollama's ChatRequest: Go's decoder drops it without a word.
         view.problems.append(

@@ -24,6 +24,7 @@ from toolnames_core import jsonsplice
 from toolnames_core.aliases import FragmentRestorer
 from toolnames_core.aliases import Restorer
 from toolnames_core.findings import malformed
+from toolnames_core.formats.base import read_once
 from toolnames_core.model import Finding
 from toolnames_core.model import JsonPath
 from toolnames_core.model import NameRef
@@ -81,36 +82,19 @@ def function_name(
 
 
 def read_function_tools(tools: object, view: RequestView, objects: FunctionObjects) -> None:
-    """A body's ``tools``, not None: each tool's name, or why it has none."""
+    """A body's ``tools``, not None: each tool's name, or why it has none (read once for the
+    same decoded list, ``base.read_once``)."""
+    read_once(_read_tools, tools, view, objects)
+
+
+def _read_tools(tools: object, view: RequestView, objects: FunctionObjects) -> None:
     view.tools_given = True
     if not isinstance(tools, list):
         view.problems.append(malformed(("tools",), "an array", tools))
     elif not tools and objects.empty is not None:
         view.problems.append(objects.empty)
     else:
-        # The fast reader hands the same list again for the same bytes of tools (readers.py):
-        # read once. The refs and findings are shared by the views that read them, which
-        # never change them (RequestView.move_under makes new ones).
-        global _tools_read
-        read = _tools_read
-        if read is None or read.tools is not tools or read.objects is not objects:
-            scratch = RequestView(view.api)
-            _read_each(tools, ("tools",), scratch.tools.append, scratch, objects)
-            read = _tools_read = _ToolsRead(tools, objects, scratch.tools, scratch.problems)
-        view.tools += read.refs
-        view.problems += read.problems
-
-
-class _ToolsRead(NamedTuple):
-    """What ``read_function_tools`` read of the last list of tools it was handed."""
-
-    tools: list
-    objects: FunctionObjects
-    refs: list[NameRef]
-    problems: list[Finding]
-
-
-_tools_read: _ToolsRead | None = None
+        _read_each(tools, ("tools",), view.tools.append, view, objects)
 
 
 def read_function_calls(

@@ -12,6 +12,10 @@ from toolnames_core.formats import FORMATS
 from toolnames_core.formats import format_for
 from toolnames_core.formats import format_named
 from toolnames_core.formats.base import BlockResponse
+from toolnames_core.formats.base import read_once
+from toolnames_core.model import Finding
+from toolnames_core.model import NameRef
+from toolnames_core.model import RequestView
 from toolnames_core.rules import RULES
 
 # The modules in formats/ that are no adapter: what the adapters share.
@@ -111,3 +115,38 @@ def test_the_method_is_matched_whatever_its_case():
 def test_an_unknown_format_id_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown API 'nope'; known APIs: openai-chat"):
         format_named("nope")
+
+
+def test_the_same_tools_again_are_read_once_and_shared_as_they_were_read():
+    # The fast reader hands the same decoded tools again for the same bytes: a format's
+    # reader of its tools runs once for them (issue 25), and every view gets what it added.
+    calls = []
+
+    def read(tools, view, suffix=""):
+        calls.append(tools)
+        view.tools_given = True
+        for i, name in enumerate(tools):
+            view.tools.append(NameRef(name + suffix, ("tools", i)))
+        view.problems.append(Finding("tool-malformed", "warning", "tools", f"{len(tools)}"))
+        return len(tools)
+
+    tools = ["a", "b"]
+    views = [RequestView("api") for _ in range(7)]
+    assert read_once(read, tools, views[0]) == read_once(read, tools, views[1]) == 2
+    assert calls == [tools] and views[1] == views[0] and views[1].tools_given
+    assert views[1].tools[0] is views[0].tools[0]
+    # Another value (even an equal one), other arguments, another reader or another API:
+    # read as it is.
+    read_once(read, ["a", "b"], views[2])
+    read_once(read, tools, views[3], "!")
+    read_once(read, tools, views[6], "?")
+    read_once(lambda tools, view: read(tools, view, "?"), tools, views[4])
+    other_api = RequestView("other")
+    read_once(read, tools, other_api)
+    assert len(calls) == 6 and other_api.api == "other"
+    assert [t.name for t in views[3].tools] == ["a!", "b!"]
+    assert [t.name for t in views[4].tools] == [t.name for t in views[6].tools] == ["a?", "b?"]
+    # Added after what the view holds, which stays.
+    views[5].tools.append(NameRef("first", ("x",)))
+    read_once(read, tools, views[5])
+    assert [t.name for t in views[5].tools] == ["first", "a", "b"]
