@@ -102,6 +102,26 @@ def test_the_same_tools_are_one_tool_set_and_any_other_place_kind_or_namespace_a
         assert tool_set(tools(other)) is fresh
 
 
+def test_the_very_refs_of_the_last_tool_set_are_that_tool_set_without_a_step_per_tool(
+    monkeypatch,
+):
+    from toolnames_core import model
+
+    # An adapter shares the refs it read between requests that sent the same tools
+    # (formats/base.py read_once): they are the last tool set, told without its tuples.
+    made = []
+    tool_set_of = model._tool_set_of
+    monkeypatch.setattr(model, "_tool_set_of", lambda refs: made.append(refs) or tool_set_of(refs))
+    refs = [NameRef(f"t{i}", ("tools", i)) for i in range(3)]
+    known = tool_set(refs)
+    assert tool_set(list(refs)) is known and len(made) == 1
+    # Other refs, one of them another object or one more: made (the same tools found again).
+    again = [*refs[:2], NameRef("t2", ("tools", 2))]
+    assert tool_set(again) is known and len(made) == 2
+    assert tool_set([*again, NameRef("t3", ("tools", 3))]).names == ("t0", "t1", "t2", "t3")
+    assert tool_set(again[:2]).names == ("t0", "t1") and len(made) == 4
+
+
 def test_tool_sets_are_bounded_by_the_tools_they_hold(monkeypatch):
     from toolnames_core import model
 
