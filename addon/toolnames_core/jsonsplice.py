@@ -404,7 +404,7 @@ class _KeySearch:
         return escape, members, head, len(members), moved
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # one body's search, told apart by identity
 class _Scanned:
     """A large body as ``_KeySearch.scan`` searched it, kept for the next: a chat client
     resends its conversation a round longer every turn, so a request begins with all but the

@@ -535,3 +535,24 @@ def test_the_shape_check_sees_a_forgotten_key():
     len(body["tools"][0])
     body.get("n")
     assert unread_keys(Body, log) == [": n", "tools.[]: (whole)", "tools.[]: type"]
+
+
+@needs_msgspec
+def test_the_tools_decoded_lately_are_kept_by_when_they_were_last_used(monkeypatch):
+    # A client whose tools come with every request keeps them decoded, whatever other
+    # clients' tools come between.
+    monkeypatch.setattr(readers, "_lately", [])
+    shape, resent = FORMATS["openai-chat"].shapes.request, FORMATS["openai-chat"].offer_keys
+    bodies = [
+        _chat([f"c{n}.t{i}.{'d' * 200}" for i in range(40)], "hi")
+        for n in range(readers._MAX_LATELY + 1)
+    ]
+
+    def tools(body):
+        return readers.FAST.body(body, shape, resent)["tools"]
+
+    first = [tools(body) for body in bodies[:-1]]
+    assert tools(bodies[0]) is first[0]  # used again: now the last used
+    tools(bodies[-1])  # one more: the least lately used goes
+    assert tools(bodies[0]) is first[0]
+    assert tools(bodies[1]) is not first[1] and tools(bodies[1]) == first[1]

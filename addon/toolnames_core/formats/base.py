@@ -178,7 +178,7 @@ def read_once(read: Callable[..., object], value: object, view: RequestView, *ar
     once for them (issue 25: at 100 tools, a third of an observed flow), the refs and
     findings shared by the views that read them, which never change them
     (``RequestView.move_under`` makes new ones). ``read``'s own answer is kept too."""
-    for kept in _read_lately:
+    for at, kept in enumerate(_read_lately):
         if (
             kept.value is value
             and kept.read is read
@@ -186,6 +186,8 @@ def read_once(read: Callable[..., object], value: object, view: RequestView, *ar
             and len(kept.args) == len(args)
             and all(map(is_, kept.args, args))
         ):
+            del _read_lately[at]  # the last one used, the last to go
+            _read_lately.append(kept)
             break
     else:
         scratch = RequestView(view.api)

@@ -150,3 +150,25 @@ def test_the_same_tools_again_are_read_once_and_shared_as_they_were_read():
     views[5].tools.append(NameRef("first", ("x",)))
     read_once(read, tools, views[5])
     assert [t.name for t in views[5].tools] == ["first", "a", "b"]
+
+
+def test_the_tools_read_lately_are_kept_by_when_they_were_last_used(monkeypatch):
+    from toolnames_core.formats import base
+
+    # A client whose tools are read every request keeps them, whatever others come between.
+    monkeypatch.setattr(base, "_read_lately", [])
+    calls = []
+
+    def read(tools, view):
+        calls.append(tools)
+
+    lists = [[i] for i in range(base._MAX_READ_LATELY + 1)]
+    for tools in lists[:-1]:
+        read_once(read, tools, RequestView("api"))
+    read_once(read, lists[0], RequestView("api"))  # used again: now the last used
+    read_once(read, lists[-1], RequestView("api"))  # one more: the least lately used goes
+    assert calls == lists
+    read_once(read, lists[0], RequestView("api"))
+    assert calls == lists  # kept
+    read_once(read, lists[1], RequestView("api"))
+    assert calls == [*lists, lists[1]]  # gone, read again
