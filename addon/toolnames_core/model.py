@@ -111,6 +111,8 @@ def _moved(ref: NameRef, prefix: JsonPath) -> NameRef:
 def tool_set(tools: list[NameRef]) -> ToolSet:
     """The ``ToolSet`` of ``tools``, the one remembered when the same names sit at the same
     places with the same kinds and namespaces."""
+    if len(tools) < _LAST_TOOL_SET_FROM:
+        return _tool_set_of(tools)  # a few tools: their tuples cost less than the check
     global _last_tool_set
     last = _last_tool_set
     # The very refs of the last call (an adapter shares them between the views of requests
@@ -129,6 +131,7 @@ class _LastToolSet(NamedTuple):
 
 
 _last_tool_set: _LastToolSet | None = None
+_LAST_TOOL_SET_FROM = 8
 
 
 def _tool_set_of(tools: list[NameRef]) -> ToolSet:

@@ -112,14 +112,17 @@ def test_the_very_refs_of_the_last_tool_set_are_that_tool_set_without_a_step_per
     made = []
     tool_set_of = model._tool_set_of
     monkeypatch.setattr(model, "_tool_set_of", lambda refs: made.append(refs) or tool_set_of(refs))
-    refs = [NameRef(f"t{i}", ("tools", i)) for i in range(3)]
+    size = model._LAST_TOOL_SET_FROM  # fewer: their tuples cost less than the check
+    refs = [NameRef(f"t{i}", ("tools", i)) for i in range(size)]
+    names = tuple(f"t{i}" for i in range(size))
     known = tool_set(refs)
     assert tool_set(list(refs)) is known and len(made) == 1
     # Other refs, one of them another object or one more: made (the same tools found again).
-    again = [*refs[:2], NameRef("t2", ("tools", 2))]
+    again = [*refs[:-1], NameRef(f"t{size - 1}", ("tools", size - 1))]
     assert tool_set(again) is known and len(made) == 2
-    assert tool_set([*again, NameRef("t3", ("tools", 3))]).names == ("t0", "t1", "t2", "t3")
-    assert tool_set(again[:2]).names == ("t0", "t1") and len(made) == 4
+    assert tool_set([*again, NameRef("x", ("tools", size))]).names == (*names, "x")
+    assert tool_set(again[:-1]).names == names[:-1] and len(made) == 4
+    assert tool_set(again[:-1]).names == names[:-1] and len(made) == 5  # a few: made again
 
 
 def test_tool_sets_are_bounded_by_the_tools_they_hold(monkeypatch):

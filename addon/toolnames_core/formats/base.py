@@ -178,6 +178,10 @@ def read_once(read: Callable[..., object], value: object, view: RequestView, *ar
     once for them (issue 25: at 100 tools, a third of an observed flow), the refs and
     findings shared by the views that read them, which never change them
     (``RequestView.move_under`` makes new ones). ``read``'s own answer is kept too."""
+    if type(value) is not list or len(value) < _READ_ONCE_FROM:
+        # A few tools are read in less than what keeping them costs (a small body's tools
+        # are never the same list again: only a large body's are, readers.py).
+        return read(value, view, *args)
     for at, kept in enumerate(_read_lately):
         if (
             kept.value is value
@@ -190,21 +194,26 @@ def read_once(read: Callable[..., object], value: object, view: RequestView, *ar
             _read_lately.append(kept)
             break
     else:
-        scratch = RequestView(view.api)
-        answer = read(value, scratch, *args)
+        # Read into the view itself, what it added told by where its lists ended before (a
+        # view of its own to read into cost a small body's request a tenth more).
+        tools, problems, given = len(view.tools), len(view.problems), view.tools_given
+        view.tools_given = False
+        answer = read(value, view, *args)
         kept = _Read(
             value,
             read,
             view.api,
             args,
-            scratch.tools,
-            scratch.problems,
+            view.tools[tools:],
+            view.problems[problems:],
             answer,
-            scratch.tools_given,
+            view.tools_given,
         )
+        view.tools_given = given or kept.given
         if len(_read_lately) >= _MAX_READ_LATELY:
             del _read_lately[0]
         _read_lately.append(kept)
+        return answer
     view.tools += kept.tools
     view.problems += kept.problems
     view.tools_given = view.tools_given or kept.given
@@ -227,3 +236,4 @@ class _Read(NamedTuple):
 # As many formats' or clients' tools at once.
 _read_lately: list[_Read] = []
 _MAX_READ_LATELY = 4
+_READ_ONCE_FROM = 8
