@@ -152,10 +152,10 @@ def test_the_same_tools_again_are_read_once_and_shared_as_they_were_read():
     read_once(read, tools, views[5])
     assert [t.name for t in views[5].tools][:3] == ["first", "a", "b"]
     # A few tools are read each time: keeping them costs more than reading them.
-    few = RequestView("api")
-    read_once(read, tools[:7], few)
-    read_once(read, tools[:7], few)
-    assert calls[-2:] == [tools[:7]] * 2 and len(few.tools) == 14
+    few, short = RequestView("api"), tools[:7]
+    read_once(read, short, few)
+    read_once(read, short, few)  # the same list again
+    assert calls[-2:] == [short] * 2 and len(few.tools) == 14
 
 
 def test_the_tools_read_lately_are_kept_by_when_they_were_last_used(monkeypatch):
