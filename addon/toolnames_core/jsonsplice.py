@@ -684,12 +684,12 @@ def _read_values(body: bytes, found: _Found, names: _Names) -> _Reads | None:
         # it was there, moved (an earlier read of the old body may have looked further).
         first = len(before.members) - (len(members) - stop)
         moved = found.moved
-        rest = kept.spans[first:]
-        spans += rest if moved == 0 else [s and (s[0] + moved, s[1] + moved, s[2]) for s in rest]
+        tail = kept.spans[first:]
+        spans += tail if moved == 0 else [s and (s[0] + moved, s[1] + moved, s[2]) for s in tail]
         beyond = bisect_right(kept.reach, furthest - moved, first)
         reach += [furthest] * (beyond - first)
-        rest_reach = kept.reach[beyond:]
-        reach += rest_reach if moved == 0 else [r + moved for r in rest_reach]
+        tail_reach = kept.reach[beyond:]
+        reach += tail_reach if moved == 0 else [r + moved for r in tail_reach]
     return _Reads(spans, reach)
 
 
