@@ -25,6 +25,7 @@ from toolnames_core.findings import shown
 from toolnames_core.formats.base import BlockResponse
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import read_once
 from toolnames_core.framings import AWS_EVENT_STREAM
 from toolnames_core.model import Choice
 from toolnames_core.model import Finding
@@ -46,8 +47,7 @@ _NEEDS_TOOL_CONFIG = (
 )
 
 
-def _read_tools(config: dict, view: RequestView) -> None:
-    tools = config.get("tools")
+def _read_tools(tools: object, view: RequestView) -> None:
     if not isinstance(tools, list):
         view.problems.append(malformed(("toolConfig", "tools"), "an array", tools))
         return
@@ -140,7 +140,9 @@ def read_request(body: dict) -> RequestView:
         if not isinstance(config, dict):
             view.problems.append(malformed(("toolConfig",), "an object", config))
         else:
-            _read_tools(config, view)
+            # The fast reader hands the same decoded list again for the same bytes of
+            # toolConfig (readers.py): its names are read once (base.read_once).
+            read_once(_read_tools, config.get("tools"), view)
             if config.get("toolChoice") is not None:
                 _read_tool_choice(config["toolChoice"], view)
     first_block = _read_history(body.get("messages"), view)

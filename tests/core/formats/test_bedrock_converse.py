@@ -9,6 +9,7 @@ events follow docs/providers.md §7 (vercel/ai fixture amazon-bedrock-tool-call.
 from __future__ import annotations
 
 import json
+import operator
 
 import pytest
 from hypothesis import given
@@ -611,3 +612,19 @@ def test_arbitrary_json_never_raises(body):
         result.block_response()
     bedrock_converse.read_calls(body)
     stream_calls("bedrock-converse", [body])
+
+
+def test_the_same_list_of_tools_again_is_read_once():
+    # The fast reader hands the same decoded toolConfig again for the same bytes
+    # (readers.py): its tools are read once (issue 25), for any request that sends them.
+    tools = [{"toolSpec": {"name": f"tool_{i}"}} for i in range(8)] + [{"toolSpec": {}}]
+    first, again = (
+        bedrock_converse.read_request({"toolConfig": {"tools": tools, "toolChoice": choice}})
+        for choice in ({"auto": {}}, {"tool": {"name": "tool_1"}})
+    )
+    assert [ref.name for ref in again.tools] == [f"tool_{i}" for i in range(8)]
+    assert all(map(operator.is_, again.tools, first.tools))
+    assert again.problems == first.problems and len(first.problems) == 1
+    assert [choice.mode for choice in again.choices] == ["named"]
+    other = bedrock_converse.read_request({"toolConfig": {"tools": list(tools)}})
+    assert other.tools == first.tools and other.tools[0] is not first.tools[0]
