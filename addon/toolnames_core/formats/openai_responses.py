@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from operator import itemgetter
 from typing import Any
+from typing import NamedTuple
 from typing import TypedDict
 
 from toolnames_core import codes
@@ -49,6 +51,7 @@ from toolnames_core.findings import shown
 from toolnames_core.findings import type_name
 from toolnames_core.formats.base import Shapes
 from toolnames_core.formats.base import WireFormat
+from toolnames_core.formats.base import read_once
 from toolnames_core.formats.openai_chat import block_response
 from toolnames_core.formats.openai_chat import read_string_choice
 from toolnames_core.formats.openai_common import PARALLEL_WRAPPERS
@@ -108,6 +111,13 @@ class _Offers:
         self.named: list[tuple[NameRef, str | None]] = []  # (tool, namespace or None)
         self.builtins: list[NameRef] = []
         self.namespaces: dict[str, list[str]] = {}
+
+    def take(self, offered: _Offered) -> None:
+        """Add what a list of tools was read to offer, into lists of this request's own."""
+        self.named += offered.named
+        self.builtins += offered.builtins
+        for name, paths in offered.namespaces.items():
+            self.namespaces.setdefault(name, []).extend(paths)
 
     def read_list(self, tools: object, where: tuple) -> None:
         if not isinstance(tools, list):
@@ -186,6 +196,11 @@ class _Offers:
 
     def finish(self) -> None:
         """Fill the view: one entry per (namespace, name), plus true duplicates."""
+        if not self.namespaces and set(map(itemgetter(1), self.named)) <= {None}:
+            # No namespace, as in most requests: every tool is in the one scope, and kept.
+            self.view.tools += map(itemgetter(0), self.named)
+            self.view.tools += self.builtins
+            return
         self.view.namespaced = {
             (ref.namespace, ref.name) for ref, _ in self.named if ref.namespace is not None
         }
@@ -207,6 +222,22 @@ class _Offers:
                         f"namespace {describe_name(name)} is declared {len(paths)} times ({', '.join(paths)})",
                     )
                 )
+
+
+class _Offered(NamedTuple):
+    """What the request's ``tools`` offer, as ``_Offers`` gathered them."""
+
+    named: list[tuple[NameRef, str | None]]
+    builtins: list[NameRef]
+    namespaces: dict[str, list[str]]
+
+
+def _read_offered(tools: object, view: RequestView) -> _Offered:
+    """What ``tools`` offer, their problems added to ``view``: read once for the same decoded
+    list (the fast reader hands it again for the same bytes, ``base.read_once``)."""
+    offers = _Offers(view)
+    offers.read_list(tools, ("tools",))
+    return _Offered(offers.named, offers.builtins, offers.namespaces)
 
 
 def _tool_name(tool: dict, where: tuple, kind: str, view: RequestView) -> NameRef | None:
@@ -331,7 +362,7 @@ def read_request(body: dict) -> RequestView:
     offers = _Offers(view)
     if body.get("tools") is not None:
         view.tools_given = True
-        offers.read_list(body["tools"], ("tools",))
+        offers.take(read_once(_read_offered, body["tools"], view))
     _read_input(body.get("input"), offers, view)
     offers.finish()
     if body.get("tool_choice") is not None:

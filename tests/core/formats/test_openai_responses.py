@@ -9,6 +9,7 @@ tests/fixtures/make_response_fixtures.py into tests/fixtures/responses/ (see its
 
 import copy
 import json
+import operator
 
 import pytest
 from hypothesis import given
@@ -333,6 +334,12 @@ FINDING_CASES = [
         id="namespace-declared-twice",
     ),
     pytest.param(
+        base_body(tools=[namespace("crm"), fn("a"), namespace("crm")]),
+        "openai",
+        [("name-duplicate", "warning", "tools[2].name")],
+        id="namespace-without-tools-declared-twice",
+    ),
+    pytest.param(
         base_body(tools=[namespace("crm", fn("bad name"))]),
         "openai",
         [("name-invalid-chars", "error", "tools[0].tools[0].name")],
@@ -465,6 +472,47 @@ def test_same_inner_name_in_two_namespaces_or_at_top_level_is_not_a_duplicate():
     result = analyse(body, "portable")
     assert result.findings == []
     assert [t.path for t in result.view.tools if t.kind != "builtin"] == ["tools[0].name"]
+    # A namespace without a name is a scope of its own all the same.
+    unnamed = namespace("x", fn("search"))
+    unnamed["name"] = None
+    result = analyse(base_body(tools=[fn("search"), unnamed]), "portable")
+    assert [f.code for f in result.findings] == ["tool-malformed"]
+    assert [t.path for t in result.view.tools if t.kind != "builtin"] == ["tools[0].name"]
+
+
+def test_the_same_list_of_tools_again_is_read_once_and_each_request_adds_its_own(monkeypatch):
+    # The fast reader hands the same decoded list again for the same bytes of tools
+    # (readers.py): its names and findings are read once (issue 25), what an input item of a
+    # request adds to them stays that request's.
+    from toolnames_core.formats import openai_responses
+
+    tools = [fn(f"tool_{i}") for i in range(8)] + [namespace("crm", fn("a")), fn("bad name")]
+    more = {"type": "additional_tools", "tools": [namespace("crm", fn("b")), fn("tool_0")]}
+    with_more = {"model": "gpt-4.1", "tools": tools, "input": [more]}
+    alone = {"model": "gpt-4.1", "tools": tools, "input": "hi"}
+    fresh = [read_request(copy.deepcopy(body)) for body in (with_more, alone)]
+    read = []
+    real = openai_responses._tool_name
+
+    def counted(tool, *args):
+        read.append(tool["name"])
+        return real(tool, *args)
+
+    monkeypatch.setattr(openai_responses, "_tool_name", counted)
+    views = [read_request(body) for body in (with_more, alone, with_more, alone)]
+    first = [f"tool_{i}" for i in range(8)] + ["a", "bad name"]
+    assert read == [*first, "b", "tool_0", "b", "tool_0"]  # the input's items each time
+    for view, expected in zip(views, [*fresh, *fresh], strict=True):
+        assert view.tools == expected.tools
+        assert view.problems == expected.problems
+        assert view.namespaced == expected.namespaced
+    # crm is declared in the tools and in the input of one request, not of the other.
+    assert [(p.code, p.path) for p in fresh[0].problems] == [
+        ("name-duplicate", "input[0].tools[0].name")
+    ]
+    assert fresh[1].problems == []
+    assert [ref.name for ref in fresh[0].tools].count("tool_0") == 2
+    assert all(map(operator.is_, views[3].tools, views[1].tools))
 
 
 def test_named_choice_and_allow_list_match_a_namespaced_tool_by_its_bare_name():
