@@ -428,6 +428,10 @@ class _Scanned:
     # the next body's members where both begin and end alike are read alike.
     read_for: _Names | None = None
     reads: _Reads | None = None
+    # What ``replace_strings`` made of the body for the names ``made_for`` (``_Made``): the
+    # next body takes the bytes of it made of the bytes both begin and end with.
+    made_for: _Names | None = None
+    made: _Made | None = None
 
 
 class _Found(NamedTuple):
@@ -455,13 +459,27 @@ class _Reads(NamedTuple):
 
     spans: list[tuple[int, int, str] | None]
     reach: list[int]
+    # How many of the first and of the last reads were taken from the body before's.
+    head: int = 0
+    tail: int = 0
+
+
+class _Made(NamedTuple):
+    """A body as ``replace_strings`` renamed it: the new bytes, the spans replaced (their
+    old value's bytes and value), and before each span and after the last, how much longer
+    the new bytes are up to there (``shifts[k]``: what the first k replacements added)."""
+
+    out: bytes
+    spans: list[tuple[int, int, str]]
+    shifts: list[int]
 
 
 # The bodies remembered, the last _MAX_SCANNED of these sizes. A smaller one costs less to
 # search than to compare: measured over the bench's requests asked four ways, searched whole
 # against searched where they differ, 16.5 kB 19 against 35 us, 23.7 kB 34 against 37 us,
-# 34.6 kB 49 against 37 us. Each is held until two others come (at most 16 MB;
-# toolnames_max_body reads up to 32 MB), where mitmdump lets a flow go once it is done.
+# 34.6 kB 49 against 37 us. Each is held until two others come, with what it was renamed to
+# (at most 32 MB, two bodies of 8 MB and their renamed bytes; toolnames_max_body reads up to
+# 32 MB), where mitmdump lets a flow go once it is done.
 _REMEMBERED_FROM = 32 * 1024
 _REMEMBERED_UP_TO = 8 * 1024 * 1024
 _MAX_SCANNED = 2
@@ -569,9 +587,16 @@ _names_made: dict[frozenset[tuple[str, str]], _Names] = {}
 _MAX_NAMES_MADE = 64
 
 
-def _found_by_key(
-    body: bytes, replacements: Replacements, names: _Names
-) -> list[tuple[int, int, str]] | None:
+class _Located(NamedTuple):
+    """What ``_found_by_key`` found in a body: the span and old value of each string to
+    replace, in the order of the text, with how its members were found and read."""
+
+    spans: list[tuple[int, int, str]]
+    found: _Found
+    reads: _Reads
+
+
+def _found_by_key(body: bytes, replacements: Replacements, names: _Names) -> _Located | None:
     """The byte span and old value of each string to replace in ``body``, JSON in UTF-8,
     found by one search for the member names the paths end in; None where this cannot prove
     it found exactly the paths' values.
@@ -613,11 +638,12 @@ def _found_by_key(
     olds = map(itemgetter(2), spans)
     if len(names.new_for) == len(replacements):
         # Each old value at one place, the common case: as many matches, each a different one.
-        return spans if len(set(olds)) == len(spans) else None
-    # Counter's own == steps through both in Python; counts from iterables are never 0, so
-    # the dicts' == says the same.
-    needed = Counter(map(itemgetter(0), replacements.values()))
-    return spans if dict.__eq__(Counter(olds), needed) else None
+        proven = len(set(olds)) == len(spans)
+    else:
+        # Counter's own == steps through both in Python; counts from iterables are never 0,
+        # so the dicts' == says the same.
+        proven = dict.__eq__(Counter(olds), Counter(map(itemgetter(0), replacements.values())))
+    return _Located(spans, found, reads) if proven else None
 
 
 def _read_values(body: bytes, found: _Found, names: _Names) -> _Reads | None:
@@ -690,7 +716,7 @@ def _read_values(body: bytes, found: _Found, names: _Names) -> _Reads | None:
         reach += [furthest] * (beyond - first)
         tail_reach = kept.reach[beyond:]
         reach += tail_reach if moved == 0 else [r + moved for r in tail_reach]
-    return _Reads(spans, reach)
+    return _Reads(spans, reach, start, len(members) - stop)
 
 
 def replace_strings(body: bytes, replacements: Replacements) -> bytes:
@@ -701,19 +727,79 @@ def replace_strings(body: bytes, replacements: Replacements) -> bytes:
     if not body.isascii():
         body.decode("utf-8")  # the check only: the search reads the bytes
     names = _names(frozenset(replacements.values()))
-    spans = None if names is None else _found_by_key(body, replacements, names)
-    if spans is None:
+    located = None if names is None else _found_by_key(body, replacements, names)
+    if located is None:
         new_values = {where: new for where, (_, new) in replacements.items()}
         return replace_values(body.decode("utf-8"), new_values).encode("utf-8")
+    scanned = located.found.scanned
+    if scanned is None:  # a body not kept for the next (too small or too large)
+        tokens = names.tokens
+        # The pieces between are views, not copies: join copies each byte once, not twice.
+        view = memoryview(body)
+        pieces = []
+        append = pieces.append
+        done = 0
+        for start, end, old in located.spans:  # in the order of the text, none inside another
+            append(view[done:start])
+            append(tokens[old])
+            done = end
+        append(view[done:])
+        return b"".join(pieces)
+    out, made = _renamed(body, located, names)
+    scanned.made_for, scanned.made = names, made
+    return out
+
+
+def _renamed(body: bytes, located: _Located, names: _Names) -> tuple[bytes, _Made]:
+    """``body`` renamed at ``located``'s spans, and what was made of it for the next body.
+    Where it begins and ends as the body before it (``_Found``), and its reads there were
+    taken from that one's, the bytes made of those are taken from what was made of it: at
+    100 tools, the step per renamed place was half of the splice (issue 25)."""
+    spans, found, reads = located
     tokens = names.tokens
-    # The pieces between are views, not copies: join copies each byte once, not twice.
     view = memoryview(body)
-    pieces = []
+    before = found.before
+    made = before.made if before is not None and before.made_for is names else None
+    if made is None:
+        head = tail = 0
+        pieces, done, end_at = [], 0, len(body)
+        shifts = [0]
+    else:
+        # Its first ``head`` replacements are the first ones of the body before, its last
+        # ``tail`` that body's last ones, moved (the reads taken from it, less those that
+        # found no string to replace).
+        head = reads.head - reads.spans[: reads.head].count(None)
+        tail = reads.tail - reads.spans[len(reads.spans) - reads.tail :].count(None)
+        old_spans, old_shifts = made.spans, made.shifts
+        # The bytes both begin with, up to the first replacement of either that is not one
+        # of the head: made of the same bytes, so the same there.
+        done = found.shared
+        if head < len(spans):
+            done = min(done, spans[head][0])
+        if head < len(old_spans):
+            done = min(done, old_spans[head][0])
+        out_view = memoryview(made.out)
+        pieces = [out_view[: done + old_shifts[head]]]
+        shifts = old_shifts[: head + 1]
+        # From the tail's first replacement on, the body is the one before's, moved.
+        end_at = spans[len(spans) - tail][0] if tail else len(body)
     append = pieces.append
-    done = 0
-    for start, end, old in spans:  # in the order of the text, none inside another
+    shift = shifts[-1]
+    for start, end, old in spans[head : len(spans) - tail]:
+        token = tokens[old]
         append(view[done:start])
-        append(tokens[old])
+        append(token)
         done = end
-    append(view[done:])
-    return b"".join(pieces)
+        shift += len(token) - (end - start)
+        shifts.append(shift)
+    append(view[done:end_at])
+    if tail:
+        first = len(old_spans) - tail
+        append(out_view[end_at - found.moved + old_shifts[first] :])
+        # The tail's shifts are the body before's, plus what this body's other
+        # replacements add more than that one's.
+        more = shift - old_shifts[first]
+        rest = old_shifts[first + 1 :]
+        shifts += rest if more == 0 else map(more.__add__, rest)
+    out = b"".join(pieces)
+    return out, _Made(out, spans, shifts)

@@ -666,15 +666,36 @@ def test_what_a_body_reads_where_it_begins_and_ends_as_the_one_before_is_what_it
                 if value in olds and where[-1] == "name"
             }
             names = jsonsplice._names(frozenset(replacements.values()))
-            found = jsonsplice._found_by_key(body, replacements, names)
-            read = jsonsplice._scanned[-1].reads
+            # Renamed after what was read and made of the bodies before it, ...
+            assert_as_the_walk(text, replacements)
+            searched = jsonsplice._scanned[-1]
+            read = searched.reads
+            if searched.made is not None:
+                assert_made_as_renamed(body, searched.made, names)
             kept = jsonsplice._scanned
+            # ... it reads what it would alone.
             patch.setattr(jsonsplice, "_scanned", [])
-            assert found == jsonsplice._found_by_key(body, replacements, names)
+            jsonsplice._found_by_key(body, replacements, names)
             alone = jsonsplice._scanned[-1].reads
             assert (read and read.spans) == (alone and alone.spans)
             patch.setattr(jsonsplice, "_scanned", kept)
             assert_as_the_walk(text, replacements)  # and the same body again: a retry
+
+
+def assert_made_as_renamed(body: bytes, made, names) -> None:
+    """What ``replace_strings`` kept of a renamed body says where each new name is in it,
+    as the next body's renaming takes it: the bytes between the spans where they were,
+    moved by the shift before the next span, each new name in its place."""
+    assert len(made.shifts) == len(made.spans) + 1
+    done = 0
+    for (start, end, old), shift, after in zip(
+        made.spans, made.shifts[:-1], made.shifts[1:], strict=True
+    ):
+        assert made.out[done + shift : start + shift] == body[done:start]
+        token = names.tokens[old]
+        assert made.out[start + shift : end + after] == token
+        done = end
+    assert made.out[done + made.shifts[-1] :] == body[done:]
 
 
 def test_a_remembered_bodys_reads_are_taken_where_the_next_body_reads_alike(monkeypatch):
@@ -713,3 +734,64 @@ def test_a_remembered_bodys_reads_are_taken_where_the_next_body_reads_alike(monk
         moved = len(body) - len(old)
         assert after[-1] == (before[-1][0] + moved, before[-1][1] + moved, "get.weather")
         assert after[0] is before[0]  # a call in the messages both begin with
+
+
+def test_a_remembered_bodys_renamed_bytes_are_taken_where_the_next_body_reads_alike(
+    monkeypatch,
+):
+    from toolnames_core import jsonsplice
+
+    # The same conversation asked another way, then a round longer, then the same again (a
+    # retry): each is renamed as the walk renames it, and only the renamed places between
+    # the bytes it shares with the one before are put in anew.
+    monkeypatch.setattr(jsonsplice, "_scanned", [])
+    put = []
+
+    class Tokens(dict):
+        def __getitem__(self, old):
+            put.append(old)
+            return dict.__getitem__(self, old)
+
+    pairs = frozenset({("get.weather", "get_weather")})
+    names = jsonsplice._names(pairs)
+    names = names._replace(tokens=Tokens(names.tokens))
+    monkeypatch.setitem(jsonsplice._names_made, pairs, names)
+    turns = _chat_turns(41)
+    asked = [*turns[:-6], {"role": "user", "content": "Otherwise? " * 90}, *turns[-5:-3]]
+    tools = [
+        {"type": "function", "function": {"name": "get.weather", "parameters": {}}},
+        {"type": "function", "function": {"name": "get.time", "parameters": {}}},
+    ]
+    bodies = [
+        json.dumps({"messages": m, "tools": tools}, separators=(",", ":")).encode()
+        for m in (turns[:-3], asked, turns, turns)
+    ]
+    counts, renamed = [], []
+    for body in bodies:
+        put.clear()
+        assert_as_the_walk(body.decode(), _renames(body))
+        counts.append(len(put))
+        made = jsonsplice._scanned[-1].made
+        assert_made_as_renamed(body, made, names)
+        renamed.append(len(made.spans))
+    assert renamed == [41, 41, 42, 42]  # each round's call, and the tool
+    # All in the first; none in the second (its question holds no name: what it begins and
+    # ends with as the first is taken); the new round's call in the third; none in a retry.
+    assert counts == [41, 0, 1, 0]
+
+
+def test_what_was_made_for_other_names_is_never_taken(monkeypatch):
+    from toolnames_core import jsonsplice
+
+    # A body renamed one way, then read for other names the search could not prove (one
+    # place of two asked: the walk renames it), then a round longer the other way: the
+    # reads for those names are taken, never the bytes made for the first ones.
+    monkeypatch.setattr(jsonsplice, "_REMEMBERED_FROM", 0)
+    monkeypatch.setattr(jsonsplice, "_scanned", [])
+    first = '{"messages":[{"name":"a.b"}],"tools":[{"name":"a.b"}]}'
+    longer = '{"messages":[{"name":"a.b"},{"name":"c"}],"tools":[{"name":"a.b"}]}'
+    both = {("messages", 0, "name"): ("a.b", "A_B"), ("tools", 0, "name"): ("a.b", "A_B")}
+    assert_as_the_walk(first, dict.fromkeys(both, ("a.b", "X")))
+    assert_as_the_walk(first, {("tools", 0, "name"): ("a.b", "A_B")})
+    assert jsonsplice._scanned[-1].read_for is not jsonsplice._scanned[-1].made_for
+    assert assert_as_the_walk(longer, both).count("A_B") == 2
