@@ -21,7 +21,6 @@ import json
 import json.scanner
 import re
 from bisect import bisect_right
-from collections import Counter
 from dataclasses import dataclass
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii
@@ -609,11 +608,12 @@ def _found_by_key(body: bytes, replacements: Replacements, names: _Names) -> _Lo
     match is a different member's value. Without a ``\\u00XX`` escape of one of the names'
     characters anywhere in the text, a member name has one spelling, so every path's value
     (a string of its caller's, the value of a member named by the path's last key) is among
-    the matches. So when the matches holding each old value are exactly as many as the
-    paths to it, they are those paths' values; any other match (a repeated member, which
-    json.loads reads as its last one, or the same string at a member no path leads to) makes
-    one more, and the walk decides. Each old value must have one new one, since a match does
-    not know its path.
+    the matches holding an old value (its value is its caller's old one). So when those
+    matches are exactly as many as the paths, they are the paths' values, each holding its
+    path's old value; any other match (a repeated member, which json.loads reads as its last
+    one, or an old value at a member no path leads to) makes one more, and the walk decides.
+    Counting them by old value would say no more. Each old value must have one new one,
+    since a match does not know its path.
 
     The text is searched as its UTF-8 bytes: each byte of a character beyond ASCII is above
     0x7f, so an ASCII pattern matches the bytes where it matches the text.
@@ -635,15 +635,7 @@ def _found_by_key(body: bytes, replacements: Replacements, names: _Names) -> _Lo
     spans = list(filter(None, reads.spans))
     if len(spans) != len(replacements):
         return None
-    olds = map(itemgetter(2), spans)
-    if len(names.new_for) == len(replacements):
-        # Each old value at one place, the common case: as many matches, each a different one.
-        proven = len(set(olds)) == len(spans)
-    else:
-        # Counter's own == steps through both in Python; counts from iterables are never 0,
-        # so the dicts' == says the same.
-        proven = dict.__eq__(Counter(olds), Counter(map(itemgetter(0), replacements.values())))
-    return _Located(spans, found, reads) if proven else None
+    return _Located(spans, found, reads)
 
 
 def _read_values(body: bytes, found: _Found, names: _Names) -> _Reads | None:
