@@ -45,12 +45,29 @@ FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}
 
 def format_for(method: str, path: str) -> WireFormat | None:
     """The format a request of ``method`` to ``path`` speaks; None if toolnames reads none."""
-    method = method.upper()
-    path = bare_path(path)  # once, not once per format
+    # Remembered by the path without its query (which may hold an API key: Gemini's): a
+    # proxy asks for every request it passes, an app sends the same few paths over and over,
+    # and a path no format claims went through every format's pattern each time.
+    key = (method, path.partition("?")[0])
+    try:
+        return _spoken[key]
+    except KeyError:
+        pass
+    if len(_spoken) >= _MAX_SPOKEN:
+        _spoken.clear()  # ever new paths (ids in them): start over
+    found = _spoken[key] = _format_of(method.upper(), bare_path(key[1]))
+    return found
+
+
+def _format_of(method: str, path: str) -> WireFormat | None:
     for fmt in _formats:
         if method in fmt.methods and fmt.path.search(path) is not None:
             return fmt
     return None
+
+
+_spoken: dict[tuple[str, str], WireFormat | None] = {}
+_MAX_SPOKEN = 1024
 
 
 def format_named(api: str) -> WireFormat:

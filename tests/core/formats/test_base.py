@@ -96,6 +96,28 @@ def test_no_format_claims_other_endpoints(path):
     assert format_for("POST", path) is None
 
 
+def test_a_path_asked_again_gets_the_same_answer_whatever_its_query(monkeypatch):
+    monkeypatch.setattr(formats, "_spoken", {})
+    for fmt in FORMATS.values():
+        for path in fmt.example_paths:
+            bare = path.partition("?")[0]
+            for asked in (path, f"{bare}?key=one", f"{bare}?key=two", path):
+                assert format_for("POST", asked) is fmt
+                assert format_for("GET", asked) is (fmt if "GET" in fmt.methods else None)
+    # What is remembered is the path without its query: an API key in it is never kept.
+    assert not any("?" in path for _, path in formats._spoken)
+    assert format_for("POST", "/v1/chat/completions/") is FORMATS["openai-chat"]
+    assert format_for("POST", "/v1/chat/completions/x") is None
+
+
+def test_paths_remembered_are_bounded(monkeypatch):
+    monkeypatch.setattr(formats, "_spoken", {})
+    for i in range(formats._MAX_SPOKEN + 10):
+        assert format_for("POST", f"/v1/things/{i}") is None
+    assert len(formats._spoken) <= formats._MAX_SPOKEN
+    assert format_for("POST", "/v1/chat/completions") is FORMATS["openai-chat"]
+
+
 @pytest.mark.parametrize("fmt", FORMATS.values(), ids=list(FORMATS))
 def test_a_format_reads_only_its_methods(fmt):
     others = [
