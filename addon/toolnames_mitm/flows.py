@@ -411,7 +411,7 @@ class Pending(NamedTuple):
     problem: str | None  # why the body cannot be read, if it cannot
 
 
-@dataclass
+@dataclass(slots=True)  # one a flow: slots make it a third cheaper to make
 class Tracked:
     """What toolnames holds for one flow it watches, from its first hook to its last."""
 
