@@ -14,6 +14,7 @@ from toolnames_core.model import Choice
 from toolnames_core.model import NameRef
 from toolnames_core.model import RequestView
 from toolnames_core.request_checks import check_request
+from toolnames_core.request_checks import check_tools
 from toolnames_core.request_checks import offered_text
 from toolnames_core.rules import RULES
 
@@ -561,6 +562,27 @@ def test_the_tools_findings_are_made_once_for_the_same_tools_and_never_served_st
     assert check_request(read_request(body), lenient, openai_chat.FORMAT)[0].code == (
         "name-duplicate"
     )
+
+
+def test_tools_without_findings_are_settled_once_and_never_served_stale():
+    # That the tools hold no finding is remembered too (model.tool_set, per rule object):
+    # the same tools under a rule that rejects their names, or other tools, get their own.
+    body = {"tools": [fn("get_weather"), fn("search")]}
+    assert findings(body) == []
+    assert findings(body) == []
+    strict = dataclasses.replace(RULES["openai"], chars="a-z")
+    assert [f.path for f in check_request(read_request(body), strict, openai_chat.FORMAT)] == [
+        "tools[0].function.name"
+    ]
+    assert findings(body) == []
+    renamed = {"tools": [fn("get.weather"), fn("search")]}
+    assert [f.path for f in findings(renamed)] == ["tools[0].function.name"]
+    repeated = {"tools": [fn("search"), fn("search")]}
+    assert [f.code for f in findings(repeated)] == ["name-duplicate"]
+    view = read_request(body)
+    mine = check_tools(view, RULES["openai"])
+    mine.append("a caller's own")  # each request gets a list of its own
+    assert check_tools(view, RULES["openai"]) == []
 
 
 @pytest.mark.parametrize(
