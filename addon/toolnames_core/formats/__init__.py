@@ -45,17 +45,19 @@ FORMATS: dict[str, WireFormat] = {fmt.api: fmt for fmt in _formats}
 
 def format_for(method: str, path: str) -> WireFormat | None:
     """The format a request of ``method`` to ``path`` speaks; None if toolnames reads none."""
+    method = method.upper()
+    if method not in _METHODS:
+        return None  # a GET, most of what a proxy passes: no format reads one
     # Remembered by the path without its query (which may hold an API key: Gemini's): a
     # proxy asks for every request it passes, an app sends the same few paths over and over,
     # and a path no format claims went through every format's pattern each time.
     key = (method, path.partition("?")[0])
-    try:
-        return _spoken[key]
-    except KeyError:
-        pass
+    found = _spoken.get(key, _UNSEEN)
+    if found is not _UNSEEN:
+        return found
     if len(_spoken) >= _MAX_SPOKEN:
         _spoken.clear()  # ever new paths (ids in them): start over
-    found = _spoken[key] = _format_of(method.upper(), bare_path(key[1]))
+    found = _spoken[key] = _format_of(method, bare_path(key[1]))
     return found
 
 
@@ -66,8 +68,10 @@ def _format_of(method: str, path: str) -> WireFormat | None:
     return None
 
 
+_METHODS = frozenset(method for fmt in _formats for method in fmt.methods)
 _spoken: dict[tuple[str, str], WireFormat | None] = {}
 _MAX_SPOKEN = 1024
+_UNSEEN = object()  # a path not asked about yet (None is an answer: no format)
 
 
 def format_named(api: str) -> WireFormat:
