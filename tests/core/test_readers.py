@@ -256,6 +256,151 @@ def test_a_large_bodys_tools_are_decoded_once_for_the_same_bytes():
             )
 
 
+def _padded(value: object) -> object | None:
+    """A member offering tools, grown by a key no adapter reads to most of a large body;
+    None for a value that has nowhere to put it."""
+    if isinstance(value, dict):
+        return {**value, "padding": "p" * LARGE}
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return [{**value[0], "padding": "p" * LARGE}, *value[1:]]
+    return None
+
+
+def _offering(api: str) -> list[tuple[bytes, bytes, bytes, bytes]]:
+    """Each seed body of ``api`` whose member offering tools can be grown, as (the member's
+    key, the bytes before its value, its value, the bytes after it): a large body."""
+    found = []
+    for seed in REQUEST_SEEDS[api]:
+        for key in FORMATS[api].offer_keys:
+            value = _padded(seed.get(key))
+            if value is not None:
+                rest = encode({k: v for k, v in seed.items() if k != key}, True)
+                member = encode(key, True) + b": "
+                before = b"{" + member if rest == b"{}" else rest[:-1] + b", " + member
+                found.append((member, before, encode(value, True), b"}"))
+    return found
+
+
+APIS_OFFERING = [api for api in APIS if _offering(api)]
+
+
+@st.composite
+def resent_around(draw, api: str) -> tuple[bytes, bytes]:
+    """A large body, and another with its member offering tools byte for byte, as many bytes
+    from its start or its end as in the first; what stands around them may make them that
+    member, another, a copy of it, or no JSON at all."""
+    member, before, tools, after = draw(st.sampled_from(_offering(api)))
+    other = b'"' + bytes(reversed(member[1:-3])) + b'": '  # a key of the same length
+    heads = [
+        before,
+        before.replace(b"{", b'{"messages": [{"role": "user", "content": "and now?"}], ', 1),
+        b"{" + other,
+        b"{" + member + b"[], " + other,
+        b'{"messages": [',
+        b"[",
+        b'{"a": "',
+        b"",
+    ]
+    tails = [
+        after,
+        b', "stream": true}',
+        b", " + member + b"[]}",
+        b"]}",
+        b"], " + member + b"[]}",
+        b"}]",
+        b", ",
+        b"",
+    ]
+    head, tail = draw(st.sampled_from(heads)), draw(st.sampled_from(tails))
+    if draw(st.booleans()):  # as many bytes before them: spaces, where JSON allows them
+        head = head[: len(before)] + b" " * (len(before) - len(head))
+    else:
+        tail = b" " * (len(after) - len(tail)) + tail[-len(after) :]
+    return before + tools + after, head + tools + tail
+
+
+@needs_msgspec
+@pytest.mark.parametrize("api", APIS_OFFERING)
+@examples(30)
+@given(data=st.data(), fix=st.booleans())
+def test_tools_resent_in_place_read_as_json_reads_them_whatever_stands_around(api, data, fix):
+    # The second body's tools stand where the first's did: the fast reader looks for them
+    # there, and must prove them the member they seem before it reads them unread.
+    first, second = data.draw(resent_around(api))
+    readers._lately.clear()
+    for body in (first, second, first):
+        same_request(
+            outcome(api, "openai", body, fix, readers.FAST),
+            outcome(api, "openai", body, fix, readers.STANDARD),
+        )
+
+
+@needs_msgspec
+def test_tools_resent_where_they_stood_are_not_decoded_again(monkeypatch):
+    # A conversation grows on one side of its tools: they stand as many bytes from the
+    # other end, and are taken as decoded before, unread, once proved the member.
+    monkeypatch.setattr(readers, "_lately", [])
+    decoded = []
+    lately = readers._decoded_lately
+    monkeypatch.setattr(
+        readers, "_decoded_lately", lambda raw, *rest: decoded.append(raw) or lately(raw, *rest)
+    )
+    shape, resent = FORMATS["openai-chat"].shapes.request, FORMATS["openai-chat"].offer_keys
+    tools = json.loads(_chat([f"tool.{i}" for i in range(100)], ""))["tools"]
+
+    def body(question: str, tools_first: bool = False) -> bytes:
+        messages = [{"role": "user", "content": question}]
+        if tools_first:
+            return json.dumps({"tools": tools, "messages": messages}).encode()
+        return json.dumps({"messages": messages, "tools": tools}).encode()
+
+    first = readers.FAST.body(body("hi"), shape, resent)
+    assert len(decoded) == 1
+    grown = body("hi" * 500)  # the tools as many bytes from the end
+    whole = readers.FAST.body(grown, shape)  # nothing resent: all of it decoded
+    assert readers.FAST.body(grown, shape, resent) == whole
+    assert readers.FAST.body(grown, shape, resent)["tools"] is first["tools"]
+    assert len(decoded) == 1
+    assert readers.FAST.body(body("hi", True), shape, resent)["tools"] is first["tools"]
+    assert len(decoded) == 2  # found again, now first: where they stand is learnt anew
+    grown = body("hi" * 500, True)  # as many bytes from the start
+    assert readers.FAST.body(grown, shape, resent) == readers.FAST.body(grown, shape)
+    assert readers.FAST.body(grown, shape, resent)["tools"] is first["tools"]
+    assert len(decoded) == 2
+    # Grown to four times the tools and more, copying the body around them would cost more
+    # than skipping them: read as before.
+    assert readers.FAST.body(body("hi" * 60_000, True), shape, resent)["tools"] is first["tools"]
+    assert len(decoded) == 3
+
+
+@needs_msgspec
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        lambda body: body.replace(b'"tools": ', b'"xools": ', 1),  # another member
+        lambda body: b"[" + body[1:],  # no JSON: decoded with the stand-in, still none
+    ],
+)
+def test_tools_found_where_they_stood_but_as_no_member_are_never_looked_for_there_again(
+    monkeypatch, elsewhere
+):
+    monkeypatch.setattr(readers, "_lately", [])
+    shape, resent = FORMATS["openai-chat"].shapes.request, FORMATS["openai-chat"].offer_keys
+    body = _chat([f"tool.{i}" for i in range(100)], "hi")
+    tools = readers.FAST.body(body, shape, resent)["tools"]
+    moved = elsewhere(body)
+
+    def read(content: bytes, resent: tuple[str, ...] = ()) -> object:
+        try:
+            return readers.FAST.body(content, shape, resent)
+        except ValueError as e:  # no JSON: as json.loads says
+            return str(e)
+
+    assert read(moved, resent) == read(moved)
+    assert readers._lately[-1].before == readers._NEVER
+    assert readers.FAST.body(body, shape, resent)["tools"] is tools  # still read, unread no more
+
+
 # -- properties: any body, any answer, streamed or not -------------------------------------------
 
 
