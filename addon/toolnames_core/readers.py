@@ -256,7 +256,7 @@ def _resending(shape: object, resent: tuple[str, ...], raw: type) -> _Resending 
     return _Resending(outer, members)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # told apart by identity: its value may be deep
 class _DecodedLately:
     raw: bytes
     decode: Callable[[bytes], object]
