@@ -1,6 +1,6 @@
 """Readers: how a body's JSON text becomes the values the format adapters read.
 
-The standard reader parses the whole body with ``json.loads``. The fast reader, there when
+The standard reader parses the body with ``json.loads``. The fast reader, there when
 ``msgspec`` can be imported (a pip-, pipx- or uv-installed mitmproxy with it added; never
 in mitmproxy's binary builds), decodes a body into the shape its format's adapter declares
 (``formats.base.Shapes``: TypedDicts naming only the keys the adapter reads) and skips
@@ -31,12 +31,16 @@ adapters only read what a reader returns). At 100 tools, decoding them was half 
 decode of the body. Skipping their bytes to find where they end was most of the rest: where
 they are a large share of the body and stand where they stood in the last one (as many bytes
 from its start or from its end), they are not read at all, once proved to be the member
-(``in_place``).
+(``_resent_in_place``). The standard reader does the same: json.loads tells no member's
+bytes, so tools found alike in two bodies running are read again once where they stand, to
+learn their bytes (``_learn_resent``); at 100 tools it then parses some 4 kB of a 74 kB body.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import secrets
 import sys
 import typing
@@ -83,7 +87,87 @@ def loads(text: bytes | str) -> object:
 
 
 def _standard_body(content: bytes, shape: object = None, resent: tuple[str, ...] = ()) -> object:
-    return loads(content)
+    if not resent or len(content) < _RESENT_FROM or b"\x00" in content[:4]:
+        return loads(content)  # (a NUL in the first four bytes: json reads UTF-16 or 32)
+    members = [(member, loads) for member in resent]
+    found = _resent_in_place(content, loads, members, _REFUSED, _is_text_stand_in)
+    if found is not None:
+        body, member, kept = found
+        body[member] = kept.value
+        return body
+    body = loads(content)
+    if isinstance(body, dict):
+        # A member nested too deep to compare or read again here is not learnt.
+        with contextlib.suppress(RecursionError):
+            _learn_resent(content, body, resent)
+    return body
+
+
+def _learn_resent(content: bytes, body: dict, resent: tuple[str, ...]) -> None:
+    """Where the standard reader's resent members stand in ``content``, for the next body
+    (``_resent_in_place``). json.loads tells no member's bytes: those of members kept
+    already are looked for as bytes; a member whose value is the one it had in the body
+    before (resent) and whose bytes are not kept is read again where it is found, once, to
+    learn its bytes."""
+    known = [kept for kept in _lately if kept.decode is loads]
+    # Kept values found here, and those too small a share of this body to look for in place.
+    settled = [
+        kept.value
+        for kept in known
+        if _find_place(kept, content) or len(kept.raw) * _IN_PLACE_SHARE < len(content)
+    ]
+    for member in resent:
+        value = body.get(member)
+        if not isinstance(value, (list, dict)):
+            continue
+        resent_before = _alike(_json_last.get(member), value)
+        _json_last[member] = value
+        if resent_before and not any(_alike(value, other) for other in settled):
+            raw = _member_bytes(content, member, value)
+            if raw is not None and len(raw) <= _RESENT_UP_TO:
+                _keep(_DecodedLately(raw, loads, value), content)
+
+
+def _alike(one: object, other: object) -> bool:
+    """Whether two values of a member look alike, told by their length and their ends, not
+    compared whole (two lists of 50 tools took 26 us): whether to learn a member's bytes,
+    never what a body holds, which the stand-in proves."""
+    if type(one) is not type(other) or len(one) != len(other):
+        return False
+    if isinstance(one, list):
+        return not one or (one[0] == other[0] and one[-1] == other[-1])
+    return one == other
+
+
+def _member_bytes(content: bytes, member: str, value: object) -> bytes | None:
+    """The bytes of the top-level ``member`` of ``content`` whose value is ``value``, as
+    found by reading again from where its name is found; None where that finds none."""
+    key = _member_keys.get(member)
+    if key is None:
+        key = _member_keys[member] = re.compile(
+            re.escape(json.dumps(member).encode()) + rb"[ \t\n\r]*:[ \t\n\r]*"
+        )
+    for tried, match in enumerate(key.finditer(content)):
+        if tried == _MEMBER_TRIES:
+            break
+        try:
+            # From the value on only: SDKs send their tools after the conversation.
+            text = content[match.end() :].decode("utf-8")
+            found, end = _RAW_DECODER.raw_decode(text)
+        except ValueError:  # UnicodeDecodeError is one
+            continue
+        if found == value:
+            return text[:end].encode("utf-8")
+    return None
+
+
+# The places a member's name is looked for (a message may quote it), and the decoder that
+# reads a value from one (raw_decode tells where the value ends).
+_MEMBER_TRIES = 4
+_RAW_DECODER = json.JSONDecoder()
+_member_keys: dict[str, re.Pattern[bytes]] = {}
+# Each resent member's value in the last large body the standard reader read in whole.
+_json_last: dict[str, object] = {}
 
 
 def _standard_event(data: bytes, shape: object = None) -> object:
@@ -155,58 +239,18 @@ def _fast_reader() -> Reader | None:
         # deeper, it is refused where it would be within the body.
         members = [(member, decoder(inner, DEPTH_MARGIN + 1)) for member, inner in how.members]
         outer = decoder(how.outer)
-        body = in_place(content, outer, members)
-        if body is None:
+        found = _resent_in_place(content, outer, members, refused, _is_raw_stand_in)
+        if found is None:
             body = outer(content)
-            for member, decode_member in members:
-                raw = body.get(member)
-                if raw is not None:
-                    body[member] = _decoded_lately(bytes(raw), decode_member, content)
+            resent_member = None
+        else:
+            body, resent_member, kept = found
+            body[resent_member] = kept.value
+        for member, decode_member in members:
+            raw = body.get(member) if member != resent_member else None
+            if raw is not None:
+                body[member] = _decoded_lately(bytes(raw), decode_member, content)
         return body
-
-    def in_place(
-        content: bytes, outer: Callable[[bytes], object], members: list[tuple[str, object]]
-    ) -> dict | None:
-        """The body decoded without reading again a resent member whose bytes stand where
-        they stood in the body they were last found in (as many bytes before them, or as
-        many after: a conversation grows on one side of its tools); None when none does.
-
-        The bytes found are proved to be that member, not a copy of them elsewhere: the
-        body is decoded with a stand-in in their place, which must come back as the member.
-        The stand-in is secret, so no body holds it but this one; the member's own bytes
-        are a whole JSON array or object, decoded before; so the body reads as it would
-        with them, and the member's value is the one decoded then."""
-        size = len(content)
-        for kept in reversed(_lately):
-            member = next((name for name, made in members if made is kept.decode), None)
-            if member is None or kept.before is None or kept.before < 0:
-                continue
-            length = len(kept.raw)
-            if length * _IN_PLACE_SHARE < size:
-                continue  # the body grew around them: copying it costs more than skipping them
-            for at in (kept.before, size - length - kept.after):
-                if at >= 0 and content.startswith(kept.raw, at):
-                    break
-            else:
-                continue
-            view = memoryview(content)
-            try:
-                body = outer(b"".join((view[:at], _STAND_IN, view[at + length :])))
-            except refused:
-                body = None
-            found = body.get(member) if isinstance(body, dict) else None
-            if found is None or bytes(found) != _STAND_IN:
-                kept.before = _NEVER  # its bytes stood there, but not as the member
-                return None
-            _lately.remove(kept)
-            _lately.append(kept)  # the last one used, the last to go
-            for other, decode_member in members:
-                raw = body.get(other) if other != member else None
-                if raw is not None:
-                    body[other] = _decoded_lately(bytes(raw), decode_member, content)
-            body[member] = kept.value
-            return body
-        return None
 
     # Each falls back to json in its own frame, as deep in the stack as the standard
     # reader's own function would call it: where json gives up on nesting depends on that.
@@ -270,7 +314,7 @@ class _DecodedLately:
 
 def _decoded_lately(raw: bytes, decode: Callable[[bytes], object], content: bytes) -> object:
     """``decode(raw)``, the value decoded before when these bytes were decoded so lately;
-    where they stand in ``content`` is remembered for the next body (``in_place``)."""
+    where they stand in ``content`` is remembered for the next body (``_resent_in_place``)."""
     for at, kept in enumerate(_lately):
         if kept.decode is decode and kept.raw == raw:
             del _lately[at]  # the last one used, the last to go
@@ -279,27 +323,89 @@ def _decoded_lately(raw: bytes, decode: Callable[[bytes], object], content: byte
             return kept.value
     value = decode(raw)
     if len(raw) <= _RESENT_UP_TO:
-        if len(_lately) >= _MAX_LATELY:
-            del _lately[0]
-        kept = _DecodedLately(raw, decode, value)
-        _find_place(kept, content)
-        _lately.append(kept)
+        _keep(_DecodedLately(raw, decode, value), content)
     return value
 
 
-def _find_place(kept: _DecodedLately, content: bytes) -> None:
+def _find_place(kept: _DecodedLately, content: bytes) -> bool:
     """Remember where ``kept.raw`` first stands in ``content``, when it is a large enough
-    share of bodies like it to be worth finding in place (``in_place``), a whole array or
-    object, and was never proved to be no member where it stood."""
+    share of bodies like it to be worth finding in place (``_resent_in_place``), a whole
+    array or object, and was never proved to be no member where it stood; whether it was
+    found."""
     raw, size = kept.raw, len(content)
     if kept.before == _NEVER or len(raw) * _IN_PLACE_SHARE < size or raw[:1] not in b"[{":
-        return
+        return False
     probe = raw[:_PROBE]
     at = content.find(probe)
     while at >= 0 and not content.startswith(raw, at):
         at = content.find(probe, at + 1)
-    if at >= 0:
-        kept.before, kept.after = at, size - at - len(raw)
+    if at < 0:
+        return False
+    kept.before, kept.after = at, size - at - len(raw)
+    return True
+
+
+def _keep(kept: _DecodedLately, content: bytes) -> None:
+    if len(_lately) >= _MAX_LATELY:
+        del _lately[0]
+    _find_place(kept, content)
+    _lately.append(kept)
+
+
+def _resent_in_place(
+    content: bytes,
+    read: Callable[[bytes], object],
+    members: list[tuple[str, object]],
+    refused: tuple[type[BaseException], ...],
+    stands_in: Callable[[object], bool],
+) -> tuple[dict, str, _DecodedLately] | None:
+    """The body read by ``read`` without reading again a resent member whose bytes stand
+    where they stood in the body they were last found in (as many bytes before them, or as
+    many after: a conversation grows on one side of its tools), with the member and what
+    was kept of it (its value is the caller's to put in); None when none does.
+
+    The bytes found are proved to be that member, not a copy of them elsewhere: the body
+    is read with a stand-in in their place, which must come back as the member
+    (``stands_in``). The stand-in is secret, so no body holds it but this one; the member's
+    own bytes are a whole JSON array or object, read before; so the body reads as it would
+    with them, and the member's value is the one read then. ``members``: each member that
+    may be resent, with the function that reads its bytes (the kept ones read by it)."""
+    size = len(content)
+    for kept in reversed(_lately):
+        names = [name for name, made in members if made is kept.decode]
+        if not names or kept.before is None or kept.before < 0:
+            continue
+        length = len(kept.raw)
+        if length * _IN_PLACE_SHARE < size:
+            continue  # the body grew around them: copying it costs more than skipping them
+        for at in (kept.before, size - length - kept.after):
+            if at >= 0 and content.startswith(kept.raw, at):
+                break
+        else:
+            continue
+        view = memoryview(content)
+        try:
+            body = read(b"".join((view[:at], _STAND_IN, view[at + length :])))
+        except refused:
+            body = None
+        member = None
+        if isinstance(body, dict):
+            member = next((name for name in names if stands_in(body.get(name))), None)
+        if member is None:
+            kept.before = _NEVER  # its bytes stood there, but not as a member
+            return None
+        _lately.remove(kept)
+        _lately.append(kept)  # the last one used, the last to go
+        return body, member, kept
+    return None
+
+
+def _is_raw_stand_in(found: object) -> bool:
+    return found is not None and bytes(found) == _STAND_IN
+
+
+def _is_text_stand_in(found: object) -> bool:
+    return found == _STAND_IN_TEXT
 
 
 _UNMADE = object()
@@ -321,6 +427,8 @@ _NEVER = -1
 # What decode() puts where a resent member's bytes stood, to prove they were the member: a
 # JSON string no body holds, as its text is made anew with every start and never shown.
 _STAND_IN = b'"toolnames-stand-in-' + secrets.token_hex(16).encode() + b'"'
+_STAND_IN_TEXT = json.loads(_STAND_IN)
+_REFUSED = (ValueError, RecursionError)  # what json.loads raises for what it cannot read
 
 
 def _utf8(content: bytes) -> bool:

@@ -319,20 +319,33 @@ def resent_around(draw, api: str) -> tuple[bytes, bytes]:
     return before + tools + after, head + tools + tail
 
 
-@needs_msgspec
 @pytest.mark.parametrize("api", APIS_OFFERING)
 @examples(30)
 @given(data=st.data(), fix=st.booleans())
 def test_tools_resent_in_place_read_as_json_reads_them_whatever_stands_around(api, data, fix):
-    # The second body's tools stand where the first's did: the fast reader looks for them
-    # there, and must prove them the member they seem before it reads them unread.
+    # The second body's tools stand where the first's did: each reader looks for them
+    # there, and must prove them the member they seem before it reads them unread. Without
+    # msgspec, the standard reader alone.
     first, second = data.draw(resent_around(api))
     readers._lately.clear()
-    for body in (first, second, first):
-        same_request(
-            outcome(api, "openai", body, fix, readers.FAST),
-            outcome(api, "openai", body, fix, readers.STANDARD),
-        )
+    shape, resent = FORMATS[api].shapes.request, FORMATS[api].offer_keys
+    # Sent twice, the json reader learns where they are; then the other, then the first.
+    for body in (first, first, second, first):
+        if readers.FAST is not None:
+            same_request(
+                outcome(api, "openai", body, fix, readers.FAST),
+                outcome(api, "openai", body, fix, readers.STANDARD),
+            )
+        assert _as_read(readers.STANDARD, body, shape, resent) == _as_read(readers.loads, body)
+
+
+def _as_read(reader, *args) -> object:
+    """What ``reader`` reads of a body, or what it says when it cannot."""
+    read = getattr(reader, "body", reader)
+    try:
+        return read(*args)
+    except (ValueError, RecursionError) as e:
+        return repr(e)
 
 
 @needs_msgspec
@@ -371,6 +384,40 @@ def test_tools_resent_where_they_stood_are_not_decoded_again(monkeypatch):
     # than skipping them: read as before.
     assert readers.FAST.body(body("hi" * 60_000, True), shape, resent)["tools"] is first["tools"]
     assert len(decoded) == 3
+
+
+def test_the_json_reader_learns_where_resent_tools_stand_and_then_reads_around_them(
+    monkeypatch,
+):
+    # json.loads tells no member's bytes: tools sent again alike are read again, once, where
+    # they are found, to learn them; from then on the body around them is all json reads.
+    monkeypatch.setattr(readers, "_lately", [])
+    monkeypatch.setattr(readers, "_json_last", {})
+    read = []
+    loads = readers.loads
+    monkeypatch.setattr(readers, "loads", lambda text: read.append(len(text)) or loads(text))
+    shape, resent = FORMATS["openai-chat"].shapes.request, FORMATS["openai-chat"].offer_keys
+    tools = json.loads(_chat([f"tool.{i}" for i in range(100)], ""))["tools"]
+
+    def body(question: str) -> bytes:
+        messages = [{"role": "user", "content": question}]
+        return json.dumps({"messages": messages, "tools": tools, "stream": True}).encode()
+
+    def standard(content: bytes) -> object:
+        return readers.STANDARD.body(content, shape, resent)
+
+    first = standard(body("hi"))
+    assert not readers._lately  # read once: nothing to learn (a client may change them)
+    assert standard(body("hi")) == first and readers._lately[-1].raw == json.dumps(tools).encode()
+    read.clear()
+    grown = body("hi" * 500)  # as many bytes from the end
+    assert standard(grown) == json.loads(grown)
+    assert standard(grown)["tools"] is readers._lately[-1].value
+    assert max(read) < len(grown) // 10  # the body with a stand-in for its tools
+    other = body("hi").replace(b"tool.1", b"tool.x")  # other tools: read whole, not kept
+    read.clear()
+    assert standard(other) == json.loads(other) and read == [len(other)]
+    assert standard(json.dumps([tools]).encode()) == [tools]  # no object: json's answer
 
 
 @needs_msgspec
