@@ -106,9 +106,9 @@ def _standard_body(content: bytes, shape: object = None, resent: tuple[str, ...]
 def _learn_resent(content: bytes, body: dict, resent: tuple[str, ...]) -> None:
     """Where the standard reader's resent members stand in ``content``, for the next body
     (``_resent_in_place``). json.loads tells no member's bytes: those of members kept
-    already are looked for as bytes; a member whose value is the one it had in the body
-    before (resent) and whose bytes are not kept is read again where it is found, once, to
-    learn its bytes."""
+    already are looked for as bytes; a member that looks like the one the body before held
+    (``_alike``: resent, most likely) and whose bytes are not kept is read again where it is
+    found, once, to learn its bytes."""
     known = [kept for kept in _lately if kept.decode is loads]
     # Kept values found here, and those too small a share of this body to look for in place.
     settled = [
