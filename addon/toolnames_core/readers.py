@@ -123,9 +123,11 @@ def _learn_resent(content: bytes, body: dict, resent: tuple[str, ...]) -> None:
         resent_before = _alike(_json_last.get(member), value)
         _json_last[member] = value
         if resent_before and not any(_alike(value, other) for other in settled):
-            raw = _member_bytes(content, member, value)
-            if raw is not None and len(raw) <= _RESENT_UP_TO:
-                _keep(_DecodedLately(raw, loads, value), content)
+            found = _member_bytes(content, member, value)
+            if found is not None and len(found[0]) <= _RESENT_UP_TO:
+                raw, at = found
+                # Where it was read: the place itself, not the first copy of its bytes.
+                _keep(_DecodedLately(raw, loads, value, at, len(content) - at - len(raw)))
 
 
 def _alike(one: object, other: object) -> bool:
@@ -139,9 +141,10 @@ def _alike(one: object, other: object) -> bool:
     return one == other
 
 
-def _member_bytes(content: bytes, member: str, value: object) -> bytes | None:
-    """The bytes of the top-level ``member`` of ``content`` whose value is ``value``, as
-    found by reading again from where its name is found; None where that finds none."""
+def _member_bytes(content: bytes, member: str, value: object) -> tuple[bytes, int] | None:
+    """The bytes of the top-level ``member`` of ``content`` whose value is ``value``, and
+    where they begin, as found by reading again from where its name is found; None where
+    that finds none."""
     key = _member_keys.get(member)
     if key is None:
         key = _member_keys[member] = re.compile(
@@ -157,7 +160,7 @@ def _member_bytes(content: bytes, member: str, value: object) -> bytes | None:
         except ValueError:  # UnicodeDecodeError is one
             continue
         if found == value:
-            return text[:end].encode("utf-8")
+            return text[:end].encode("utf-8"), match.end()
     return None
 
 
@@ -323,7 +326,9 @@ def _decoded_lately(raw: bytes, decode: Callable[[bytes], object], content: byte
             return kept.value
     value = decode(raw)
     if len(raw) <= _RESENT_UP_TO:
-        _keep(_DecodedLately(raw, decode, value), content)
+        kept = _DecodedLately(raw, decode, value)
+        _find_place(kept, content)
+        _keep(kept)
     return value
 
 
@@ -345,10 +350,9 @@ def _find_place(kept: _DecodedLately, content: bytes) -> bool:
     return True
 
 
-def _keep(kept: _DecodedLately, content: bytes) -> None:
+def _keep(kept: _DecodedLately) -> None:
     if len(_lately) >= _MAX_LATELY:
         del _lately[0]
-    _find_place(kept, content)
     _lately.append(kept)
 
 
